@@ -1,0 +1,132 @@
+"""One execution pass: a run of row-wise ops applied to each batch in turn.
+
+Both backends call ``FusedRun`` on a columnar batch. Filtered rows are dropped as soon as a
+filter decides, so later ops only see survivors. When an op raises on a batch and
+``skip_op_error`` is on, the batch is retried row by row: only the failing rows leave, marked
+in the ``__dj__error__`` column (JSON: op, error type, message) so the executor can move them to
+the job's error ledger. Errors travel as data, so they survive worker processes and caches.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from typing import Sequence
+
+from data_juicer.ops.base import OP
+from data_juicer.utils.batch import batch_len, concat_batches, take_rows
+from data_juicer.utils.constant import Fields
+
+
+class OpError(RuntimeError):
+    """An op failed on a sample and ``skip_op_error`` is off."""
+
+    def __init__(self, op: str, index_hint: str, cause: BaseException):
+        self.op, self.cause = op, cause
+        super().__init__(f"operator '{op}' failed on {index_hint}: {type(cause).__name__}: {cause}")
+
+
+def _snapshot(samples: dict[str, list]) -> dict[str, list]:
+    # ops may mutate their input lists and stats dicts in place; keep a clean copy for the retry
+    snap = {k: list(v) for k, v in samples.items()}
+    if Fields.stats in snap:
+        snap[Fields.stats] = [dict(s) if isinstance(s, dict) else s for s in snap[Fields.stats]]
+    return snap
+
+
+def _error_record(op: OP, exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+    return json.dumps({"op": op.name, "error_type": type(exc).__name__, "message": str(exc), "where": where},
+                      ensure_ascii=False)
+
+
+def _describe_row(samples: dict[str, list], i: int, id_keys: Sequence[str]) -> str:
+    for k in id_keys:
+        if k in samples and samples[k][i] is not None:
+            return f"sample {k}={samples[k][i]!r}"
+    text = samples.get("text", [None] * (i + 1))[i]
+    snippet = repr(text[:60]) if isinstance(text, str) else "?"
+    return f"a sample (text starts {snippet})"
+
+
+class FusedRun:
+    """Applies ``ops`` in order to a batch; picklable, so it can ship to worker processes."""
+
+    def __init__(self, ops: Sequence[OP], id_keys: Sequence[str] = ("id",), mark_errors: bool = True):
+        self.ops = list(ops)
+        self.id_keys = tuple(id_keys)
+        self.mark_errors = mark_errors
+        self.needs_context = any(op.uses for op in self.ops)
+
+    def __call__(self, samples: dict[str, list]) -> dict[str, list]:
+        out, errors = self.apply(dict(samples))
+        if self.mark_errors:
+            out[Fields.error] = [""] * batch_len(out)
+            if errors is not None and batch_len(errors):
+                errors[Fields.error] = errors.pop("__dj__error_tmp__")
+                out = concat_batches([out, errors])
+        return out
+
+    def apply(self, samples: dict[str, list]) -> tuple[dict[str, list], dict[str, list] | None]:
+        """Return (surviving rows, failed rows or None)."""
+        if self.needs_context and Fields.context not in samples:
+            samples[Fields.context] = [{} for _ in range(batch_len(samples))]
+        failed: list[dict[str, list]] = []
+        for op in self.ops:
+            if not batch_len(samples):
+                break
+            samples, bad = self._apply_op(op, samples)
+            if bad is not None:
+                failed.append(bad)
+        samples.pop(Fields.context, None)
+        errors = None
+        if failed:
+            errors = concat_batches(failed)
+            errors.pop(Fields.context, None)
+        return samples, errors
+
+    def _apply_op(self, op: OP, samples: dict[str, list]):
+        if not op.skip_op_error:
+            try:
+                return op.run_batch(samples), None
+            except Exception as e:  # name the op and the sample, then stop the run
+                raise OpError(op.name, self._locate(op, samples), e) from e
+        snap = _snapshot(samples)
+        try:
+            return op.run_batch(samples), None
+        except Exception:
+            pass
+        # isolate: rerun row by row on the clean copy, keep the good rows in order
+        good, bad, marks = [], [], []
+        for i in range(batch_len(snap)):
+            row = take_rows(snap, [i])
+            try:
+                good.append(op.run_batch(_snapshot(row)))
+            except Exception as e:
+                bad.append(row)
+                marks.append(_error_record(op, e))
+        kept = concat_batches(good) if good else {k: [] for k in snap}
+        for k in snap:  # keep every column, even when all rows failed or were dropped
+            kept.setdefault(k, [])
+        if not bad:
+            return kept, None
+        errors = concat_batches(bad)
+        errors["__dj__error_tmp__"] = marks
+        return kept, errors
+
+    def _locate(self, op: OP, samples: dict[str, list]) -> str:
+        for i in range(batch_len(samples)):
+            try:
+                op.run_batch(_snapshot(take_rows(samples, [i])))
+            except Exception:
+                return _describe_row(samples, i, self.id_keys)
+        return "a batch (no single sample fails alone)"
+
+
+def run_ops_on_rows(ops: Sequence[OP], rows: list[dict]) -> list[dict]:
+    """Run row-wise ``ops`` over a list of samples in one batch (handy in tests and demos)."""
+    from data_juicer.utils.batch import iter_rows, rows_to_batch
+
+    out, _ = FusedRun(ops, mark_errors=False).apply(rows_to_batch(rows))
+    return list(iter_rows(out))

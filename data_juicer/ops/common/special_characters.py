@@ -1,0 +1,8 @@
+"""Character sets shared by text ops (same membership as Data-Juicer's, for identical output)."""
+
+# whitespace-like code points mapped to a plain space; newlines are deliberately not included
+VARIOUS_WHITESPACES = frozenset(
+    chr(c) for c in (0x20, 0x9, 0x84, 0xA0, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
+                     0x2008, 0x2009, 0x200A, 0x200B, 0x200C, 0x200D, 0x202F, 0x205F, 0x2060, 0x3000, 0xFFFC)
+)
+WHITESPACE_TO_SPACE = str.maketrans({c: " " for c in VARIOUS_WHITESPACES})

@@ -1,0 +1,13 @@
+from data_juicer.ops.base import Mapper
+from data_juicer.ops.common.special_characters import WHITESPACE_TO_SPACE
+from data_juicer.ops.registry import OPERATORS
+
+
+@OPERATORS.register_module("whitespace_normalization_mapper")
+class WhitespaceNormalizationMapper(Mapper):
+    """Trims the text and maps every kind of Unicode whitespace (tabs, no-break and zero-width
+    spaces, ideographic space...) to a plain space. Newlines are kept."""
+
+    def process_batched(self, samples):
+        samples[self.text_key] = [t.strip().translate(WHITESPACE_TO_SPACE) for t in samples[self.text_key]]
+        return samples
