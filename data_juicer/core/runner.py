@@ -10,9 +10,11 @@ the job's error ledger. Errors travel as data, so they survive worker processes 
 from __future__ import annotations
 
 import json
+import time
 import traceback
 from typing import Sequence
 
+from data_juicer.core.counters import append_counts
 from data_juicer.ops.base import OP
 from data_juicer.utils.batch import batch_len, concat_batches, take_rows
 from data_juicer.utils.constant import Fields
@@ -53,10 +55,12 @@ def _describe_row(samples: dict[str, list], i: int, id_keys: Sequence[str]) -> s
 class FusedRun:
     """Applies ``ops`` in order to a batch; picklable, so it can ship to worker processes."""
 
-    def __init__(self, ops: Sequence[OP], id_keys: Sequence[str] = ("id",), mark_errors: bool = True):
+    def __init__(self, ops: Sequence[OP], id_keys: Sequence[str] = ("id",), mark_errors: bool = True,
+                 counter_path: str | None = None):
         self.ops = list(ops)
         self.id_keys = tuple(id_keys)
         self.mark_errors = mark_errors
+        self.counter_path = counter_path
         self.needs_context = any(op.uses for op in self.ops)
 
     def __call__(self, samples: dict[str, list]) -> dict[str, list]:
@@ -73,12 +77,19 @@ class FusedRun:
         if self.needs_context and Fields.context not in samples:
             samples[Fields.context] = [{} for _ in range(batch_len(samples))]
         failed: list[dict[str, list]] = []
-        for op in self.ops:
-            if not batch_len(samples):
+        counts = [[0, 0, 0, 0.0] for _ in self.ops]
+        for op, c in zip(self.ops, counts):
+            n_in = batch_len(samples)
+            if not n_in:
                 break
+            t = time.perf_counter()
             samples, bad = self._apply_op(op, samples)
+            c[:] = [n_in, batch_len(samples), 0, time.perf_counter() - t]
             if bad is not None:
+                c[2] = batch_len(bad)
                 failed.append(bad)
+        if self.counter_path is not None:
+            append_counts(self.counter_path, counts)
         samples.pop(Fields.context, None)
         errors = None
         if failed:

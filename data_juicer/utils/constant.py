@@ -20,6 +20,8 @@ class Fields:
     multimodal_data_output_dir = PREFIX + "produced_data__"
     # ours: per-sample error marker inside one execution pass (never exported)
     error = PREFIX + "error__"
+    # ours: a sample's position in the loaded input, for the error ledger (never exported)
+    row_index = PREFIX + "index__"
 
 
 class StatsKeys:

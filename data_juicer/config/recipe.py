@@ -1,0 +1,299 @@
+"""Parse and validate a recipe: YAML + env (DJ_PROCESS_*) + command line, then every op.
+
+Everything is checked before any data is read: op names (with close matches), op parameter
+names and types (from each op's constructor signature, by jsonargparse), global key types, the
+dataset path and the export folder. Problems raise ``ConfigError`` with one clear message.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib
+import importlib.util
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import yaml
+
+from data_juicer.config.schema import EXTRA_KEYS, GLOBAL_KEYS, build_parser
+from data_juicer.ops.registry import OPERATORS, UnknownOpError
+
+# global values copied into every op unless the op sets them (as Data-Juicer does)
+_INJECTED = ("image_key", "audio_key", "video_key", "image_bytes_key", "turbo", "skip_op_error")
+_OP_OVERRIDE = re.compile(r"^--([A-Za-z_][\w]*)\.([A-Za-z_][\w]*)(?:=(.*))?$")
+
+
+class ConfigError(ValueError):
+    """A recipe problem, reported to the user without a traceback (exit code 2)."""
+
+
+@dataclass
+class OpSpec:
+    name: str
+    cls: type
+    params: dict  # the op's full, validated keyword arguments
+    given: dict  # what the recipe / command line set explicitly
+
+    def build(self):
+        return self.cls(**self.params)
+
+
+@dataclass
+class Recipe:
+    cfg: dict  # resolved global keys
+    ops: list[OpSpec]
+    config_path: Optional[str]
+    argv: list[str] = field(default_factory=list)
+    raw_yaml: Optional[str] = None
+
+    def __getattr__(self, item):  # cfg keys as attributes: recipe.np, recipe.export_path
+        try:
+            return self.__dict__["cfg"][item]
+        except KeyError:
+            raise AttributeError(item) from None
+
+    @property
+    def process(self) -> list[dict]:
+        return [{s.name: s.given} for s in self.ops]
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _config_path(argv: list[str]) -> Optional[str]:
+    for i, a in enumerate(argv):
+        if a == "--config" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--config="):
+            return a.split("=", 1)[1]
+    return os.environ.get("DJ_PROCESS_CONFIG")
+
+
+def _read_yaml(path: str) -> tuple[dict, str]:
+    if not os.path.isfile(path):
+        raise ConfigError(f"recipe file '{path}' does not exist")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a recipe is a mapping of keys (project_name, dataset_path, process, ...)")
+    return data, text
+
+
+def import_custom_ops(paths: list[str]) -> None:
+    """Import files or packages that register extra ops."""
+    for p in paths or []:
+        if not os.path.exists(p):
+            raise ConfigError(f"custom_operator_paths: '{p}' does not exist")
+        p = os.path.abspath(p)
+        if os.path.isdir(p):
+            parent, name = os.path.split(p.rstrip(os.sep))
+            if parent not in sys.path:
+                sys.path.insert(0, parent)
+            importlib.import_module(name)
+            continue
+        name = "dj_custom_" + os.path.splitext(os.path.basename(p))[0]
+        spec = importlib.util.spec_from_file_location(name, p)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise ConfigError(f"custom_operator_paths: importing '{p}' failed: {type(e).__name__}: {e}") from e
+
+
+def _plugin_ops() -> None:
+    """Register third-party ops from the ``data_juicer.ops`` entry-point group."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="data_juicer.ops"):
+        try:
+            ep.load()
+        except Exception as e:
+            raise ConfigError(f"op plugin '{ep.name}' failed to load: {type(e).__name__}: {e}") from e
+
+
+_OP_PARSERS: dict[type, Any] = {}
+
+
+def _op_parser(cls: type):
+    parser = _OP_PARSERS.get(cls)
+    if parser is None:
+        from jsonargparse import ArgumentParser
+
+        parser = ArgumentParser(exit_on_error=False)
+        parser.add_class_arguments(cls, fail_untyped=False)
+        _OP_PARSERS[cls] = parser
+    return parser
+
+
+def _clean_error(e: BaseException) -> str:
+    msg = str(e).strip()
+    msg = re.sub(r"\s*For further information visit \S+", "", msg)
+    msg = re.sub(r"\n\s*\n", "\n", msg)
+    return msg
+
+
+def _known_params(parser) -> list[str]:
+    return [a.dest for a in parser._actions if a.dest not in ("help", "config")]
+
+
+def validate_op(name: str, cls: type, params: dict, where: str) -> dict:
+    """Type-check ``params`` against ``cls``'s signature; return the full keyword arguments."""
+    parser = _op_parser(cls)
+    known = _known_params(parser)
+    for p in params:
+        if p not in known:
+            close = difflib.get_close_matches(p, known, n=3, cutoff=0.6)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise ConfigError(f"{where}: operator '{name}' has no parameter '{p}'.{hint}")
+    try:
+        ns = parser.parse_object(params)
+    except Exception as e:
+        raise ConfigError(f"{where}: operator '{name}': {_clean_error(e)}") from e
+    return {k: v for k, v in ns.as_dict().items() if k in known}
+
+
+# -- main entry --------------------------------------------------------------------------------
+def load_recipe(argv: list[str], prog: str = "dj-process", check_paths: bool = True) -> Recipe:
+    argv = list(argv)
+    cfg_path = _config_path(argv)
+    data, raw = _read_yaml(cfg_path) if cfg_path else ({}, None)
+    where = cfg_path or "command line"
+
+    # --<op>.<param> overrides: take them out before jsonargparse sees the global keys
+    overrides: dict[str, dict[str, str]] = {}
+    rest = []
+    i = 0
+    while i < len(argv):
+        m = _OP_OVERRIDE.match(argv[i])
+        if m and m.group(1) in OPERATORS:
+            value = m.group(3)
+            if value is None:
+                if i + 1 >= len(argv):
+                    raise ConfigError(f"command line: {argv[i]} needs a value")
+                value = argv[i + 1]
+                i += 1
+            overrides.setdefault(m.group(1), {})[m.group(2)] = value
+        else:
+            rest.append(argv[i])
+        i += 1
+
+    known = {k for k, *_ in GLOBAL_KEYS + EXTRA_KEYS}
+    for key in data:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.7)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise ConfigError(f"{where}: unknown key '{key}'.{hint}")
+
+    parser = build_parser(prog)
+    try:
+        ns = parser.parse_args(rest)
+    except Exception as e:
+        raise ConfigError(f"{where}: {_clean_error(e)}") from e
+    cfg = ns.as_dict()
+    cfg.pop("config", None)
+    cfg["text_keys"] = [cfg["text_keys"]] if isinstance(cfg["text_keys"], str) else list(cfg["text_keys"] or ["text"])
+    if isinstance(cfg.get("suffixes"), str):
+        cfg["suffixes"] = [cfg["suffixes"]]
+    cfg["suffixes"] = cfg.get("suffixes") or []
+
+    import_custom_ops(cfg["custom_operator_paths"])
+    _plugin_ops()
+    ops = _resolve_ops(cfg, overrides, where)
+    if any(o.name == "suffix_filter" for o in ops):
+        cfg["add_suffix"] = True
+    if check_paths:
+        check_io(cfg, where)
+    return Recipe(cfg=cfg, ops=ops, config_path=cfg_path, argv=argv, raw_yaml=raw)
+
+
+def _resolve_ops(cfg: dict, overrides: dict[str, dict[str, str]], where: str) -> list[OpSpec]:
+    process = cfg.get("process") or []
+    if not isinstance(process, list):
+        raise ConfigError(f"{where}: 'process' must be a list of {{op_name: {{param: value}}}} items")
+    for name in overrides:
+        if not any(isinstance(it, dict) and name in it for it in process):
+            raise ConfigError(f"command line: --{name}.* given, but '{name}' is not in the recipe's process list")
+    specs = []
+    for idx, item in enumerate(process):
+        here = f"{where}, process[{idx}]"
+        if isinstance(item, str):
+            item = {item: None}
+        if not isinstance(item, dict) or len(item) != 1:
+            raise ConfigError(f"{here}: each op is a one-key mapping like `- text_length_filter: {{min_len: 10}}`")
+        (name, params), = item.items()
+        params = copy.deepcopy(params) or {}
+        if not isinstance(params, dict):
+            raise ConfigError(f"{here}: the parameters of '{name}' must be a mapping, got {params!r}")
+        try:
+            cls = OPERATORS.get(name)
+        except UnknownOpError as e:
+            raise ConfigError(f"{here}: {e}") from None
+        given = dict(params)
+        if name in overrides:  # command line wins; jsonargparse parses the strings to the right types
+            given.update(_parse_cli_values(cls, name, overrides[name], here))
+        full = dict(given)
+        full.setdefault("text_key", cfg["text_keys"][0])
+        for k in _INJECTED:
+            full.setdefault(k, cfg[k])
+        full.setdefault("num_proc", cfg["np"])
+        specs.append(OpSpec(name, cls, validate_op(name, cls, full, here), given))
+    return specs
+
+
+def _parse_cli_values(cls: type, name: str, values: dict[str, str], where: str) -> dict:
+    parser = _op_parser(cls)
+    known = _known_params(parser)
+    args = []
+    for k, v in values.items():
+        if k not in known:
+            close = difflib.get_close_matches(k, known, n=3, cutoff=0.6)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise ConfigError(f"command line: operator '{name}' has no parameter '{k}'.{hint}")
+        args += [f"--{k}", v]
+    try:
+        ns = parser.parse_args(args, defaults=False)
+    except Exception as e:
+        raise ConfigError(f"command line: operator '{name}': {_clean_error(e)}") from e
+    return {k: ns[k] for k in values}
+
+
+def check_io(cfg: dict, where: str) -> None:
+    from data_juicer.core.exporter import ExportError, export_format
+    from data_juicer.core.loader import parse_dataset_path, specs_from_dataset_config
+
+    try:
+        if cfg.get("dataset"):
+            dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
+            specs, _ = specs_from_dataset_config(dcfg)
+        else:
+            specs = parse_dataset_path(cfg["dataset_path"])
+    except ValueError as e:
+        raise ConfigError(f"{where}: {e}") from e
+    if not specs and not cfg.get("generated_dataset_config"):
+        raise ConfigError(f"{where}: no input data: set dataset_path (or dataset.configs)")
+    for s in specs:
+        if not os.path.exists(s.path):
+            raise ConfigError(f"{where}: dataset path '{s.path}' does not exist "
+                              f"(relative paths are relative to the current folder, {os.getcwd()})")
+    export_path = cfg["export_path"]
+    if export_path.endswith(os.sep) or os.path.isdir(export_path):
+        raise ConfigError(f"{where}: export_path '{export_path}' is a folder; give a file like "
+                          f"'{os.path.join(export_path, 'result.jsonl')}'")
+    try:
+        export_format(export_path, cfg.get("export_type"))
+    except ExportError as e:
+        raise ConfigError(f"{where}: {e}") from e
+    folder = os.path.dirname(os.path.abspath(export_path))
+    probe = folder
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(f"{where}: cannot write to the export folder '{folder}' ('{probe}' is not writable); "
+                          f"change export_path or the folder's permissions")

@@ -1,0 +1,261 @@
+"""The default executor: a recipe on Hugging Face ``datasets``, one pass per run of row-wise ops.
+
+Plan: consecutive row-wise ops (mappers, filters, a deduplicator's hashing) form one
+``FusedRun`` executed by a single ``Dataset.map`` over ``np`` processes; dataset-level ops
+(dedup, selectors, groupers) are barriers between runs. Samples an op fails on leave the pass
+marked, and go to the job's error ledger here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Optional
+
+from loguru import logger
+
+from data_juicer.config.recipe import ConfigError, Recipe
+from data_juicer.core.counters import StageCounters
+from data_juicer.core.dataset import DJDataset
+from data_juicer.core.ledger import ErrorLedger
+from data_juicer.core.runner import FusedRun
+from data_juicer.ops.base import OP, Deduplicator
+from data_juicer.utils.constant import Fields
+
+
+@dataclass
+class Stage:
+    ops: list[OP]  # a run of row-wise ops, or one dataset-level op
+    row_wise: bool
+    dedup: Optional[Deduplicator] = None  # row-wise run that ends with this dedup's hashing
+
+    @property
+    def label(self) -> str:
+        return " + ".join(op.name for op in self.ops)
+
+
+def plan_stages(ops: list[OP]) -> list[Stage]:
+    stages: list[Stage] = []
+    run: list[OP] = []
+    for op in ops:
+        if isinstance(op, Deduplicator):
+            stages.append(Stage(run + [op], row_wise=True, dedup=op))
+            stages.append(Stage([op], row_wise=False))
+            run = []
+        elif op.is_row_wise:
+            run.append(op)
+        else:
+            if run:
+                stages.append(Stage(run, row_wise=True))
+                run = []
+            stages.append(Stage([op], row_wise=False))
+    if run:
+        stages.append(Stage(run, row_wise=True))
+    return stages
+
+
+@dataclass
+class OpReport:
+    name: str
+    rows_in: int = 0
+    rows_out: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class RunReport:
+    job_dir: str
+    export_files: list[str]
+    stats_file: Optional[str]
+    rows_in: int
+    rows_out: int
+    errors: int
+    seconds: float
+    ops: list[OpReport] = field(default_factory=list)
+
+
+def make_job_dir(cfg: dict) -> str:
+    if not cfg.get("job_id"):
+        cfg["job_id"] = f"{datetime.now(timezone.utc).strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
+    work_dir = cfg.get("work_dir") or os.path.dirname(os.path.abspath(cfg["export_path"]))
+    if "{job_id}" in work_dir:
+        if not work_dir.rstrip("/").endswith("{job_id}"):
+            raise ConfigError("work_dir: '{job_id}' must be the last part of the path")
+        job_dir = work_dir.replace("{job_id}", cfg["job_id"])
+    else:
+        job_dir = os.path.join(work_dir, cfg["job_id"])
+    os.makedirs(job_dir, exist_ok=True)
+    return os.path.abspath(job_dir)
+
+
+class DefaultExecutor:
+    def __init__(self, recipe: Recipe):
+        self.recipe = recipe
+        self.cfg = recipe.cfg
+        self.np = max(1, min(self.cfg["np"], os.cpu_count() or 1))
+        self.job_dir = make_job_dir(self.cfg)
+        self.ledger = ErrorLedger(os.path.join(self.job_dir, "errors.jsonl"), self.cfg.get("id_keys", ("id",)))
+        self._log_sink = None
+        self._setup_job_folder()
+
+    # -- job folder ------------------------------------------------------------------------
+    def _setup_job_folder(self) -> None:
+        import yaml
+
+        log_dir = self.cfg.get("event_log_dir") or os.path.join(self.job_dir, "logs")
+        os.makedirs(log_dir, exist_ok=True)
+        self._log_sink = logger.add(os.path.join(log_dir, "dj-process.log"), level="DEBUG", enqueue=False)
+        if self.recipe.raw_yaml is not None:
+            with open(os.path.join(self.job_dir, "recipe.yaml"), "w", encoding="utf-8") as f:
+                f.write(self.recipe.raw_yaml)
+        resolved = dict(self.cfg, process=self.recipe.process)
+        with open(os.path.join(self.job_dir, "cli.yaml"), "w", encoding="utf-8") as f:
+            f.write(f"# dj-process {' '.join(self.recipe.argv)}\n")
+            yaml.safe_dump(json.loads(json.dumps(resolved, default=str)), f, sort_keys=False, allow_unicode=True)
+
+    # -- run -------------------------------------------------------------------------------
+    def run(self) -> RunReport:
+        import datasets
+
+        t0 = time.time()
+        cfg = self.cfg
+        if not sys.stderr.isatty():
+            datasets.disable_progress_bars()
+        if not cfg["use_cache"]:
+            datasets.disable_caching()
+        ops = self._build_ops()
+        ds = self._load()
+        rows_in = ds.num_rows
+        logger.info(f"loaded {rows_in} samples; job folder {self.job_dir}")
+        reports = {id(op): OpReport(op.name) for op in ops}
+        for stage in plan_stages(ops):
+            ds = self._run_stage(stage, ds, reports)
+        report = self._export(ds)
+        took = time.time() - t0
+        run_report = RunReport(self.job_dir, report.files, report.stats_file, rows_in, report.rows,
+                               self.ledger.total, took, [reports[id(op)] for op in ops])
+        self._write_summary(run_report)
+        if self._log_sink is not None:
+            logger.remove(self._log_sink)
+        return run_report
+
+    def _build_ops(self) -> list[OP]:
+        ops = []
+        for spec in self.recipe.ops:
+            params = dict(spec.params)
+            params.setdefault("work_dir", self.job_dir)
+            if params.get("work_dir") is None:
+                params["work_dir"] = self.job_dir
+            try:
+                ops.append(spec.cls(**params))
+            except ImportError as e:
+                raise ConfigError(f"{self.recipe.config_path}: {e}") from e
+            except (ValueError, TypeError) as e:
+                raise ConfigError(f"{self.recipe.config_path}: operator '{spec.name}': {e}") from e
+        return ops
+
+    def _load(self):
+        from data_juicer.core.loader import Loader, parse_dataset_path, specs_from_dataset_config
+
+        cfg = self.cfg
+        if cfg.get("dataset"):
+            dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
+            specs, max_n = specs_from_dataset_config(dcfg)
+        else:
+            specs, max_n = parse_dataset_path(cfg["dataset_path"]), None
+        loader = Loader(text_keys=cfg["text_keys"], media_keys=(cfg["image_key"], cfg["audio_key"], cfg["video_key"]),
+                        suffixes=cfg["suffixes"], add_suffix=cfg.get("add_suffix", False), num_proc=self.np,
+                        cache_dir=cfg.get("ds_cache_dir"), lenient=cfg["load_jsonl_lenient"],
+                        tmp_dir=os.path.join(self.job_dir, "tmp"), load_kwargs=cfg.get("load_dataset_kwargs"))
+        result = loader.load(specs, max_n)
+        if result.rejected:
+            n = self.ledger.record(result.rejected)
+            logger.warning(f"{n} input rows could not be loaded; see {self.ledger.path}")
+        ds = result.dataset
+        if cfg["skip_op_error"] and Fields.row_index not in ds.column_names:
+            ds = ds.add_column(Fields.row_index, list(range(ds.num_rows)))
+        return ds
+
+    def _run_stage(self, stage: Stage, ds, reports: dict):
+        t = time.time()
+        n_before = ds.num_rows
+        if stage.row_wise:
+            ds = self._run_row_stage(stage, ds, reports)
+        else:
+            op = stage.ops[0]
+            rep = reports[id(op)]
+            rep.rows_in = ds.num_rows
+            ds = self._run_global(op, ds)
+            rep.rows_out = ds.num_rows
+            rep.seconds += time.time() - t
+        logger.info(f"[{stage.label}] {n_before} -> {ds.num_rows} samples in {time.time() - t:.2f}s")
+        return ds
+
+    def _run_row_stage(self, stage: Stage, ds, reports: dict):
+        import pyarrow.compute as pc
+
+        counters = StageCounters(os.path.join(self.job_dir, ".counters"), [op.name for op in stage.ops])
+        run = FusedRun(stage.ops, id_keys=self.cfg.get("id_keys", ("id",)), mark_errors=self.cfg["skip_op_error"],
+                       counter_path=counters.path)
+        batch_size = min(op.batch_size for op in stage.ops)
+        np_ = min([self.np] + [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0])
+        num_proc = np_ if np_ > 1 and ds.num_rows > batch_size else None
+        out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80])
+        per_op = counters.collect()
+        for op, (rin, rout, errs, secs) in zip(stage.ops, per_op or [(0, 0, 0, 0.0)] * len(stage.ops)):
+            rep = reports[id(op)]
+            rep.rows_in, rep.rows_out, rep.errors, rep.seconds = rin, rout, errs, secs
+        if Fields.error in out.column_names:
+            col = out.data.column(Fields.error)
+            failed = pc.greater(pc.utf8_length(col), 0)
+            n_failed = pc.sum(failed).as_py() or 0
+            if n_failed:
+                import numpy as np
+
+                mask = failed.to_numpy(zero_copy_only=False)
+                bad = out.select(np.flatnonzero(mask))
+                self.ledger.record(
+                    dict(json.loads(r[Fields.error]), sample=r) for r in bad)
+                logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
+                out = out.select(np.flatnonzero(~mask))
+            out = out.remove_columns([Fields.error])
+        return out
+
+    def _run_global(self, op: OP, ds):
+        from data_juicer.core.dataset import DJDataset
+
+        wrapped = DJDataset(ds)
+        if isinstance(op, Deduplicator):
+            result, _pairs = op.process(wrapped)
+        else:
+            result = op.process(wrapped)
+        return result.hf if isinstance(result, DJDataset) else result
+
+    # -- export ----------------------------------------------------------------------------
+    def _export(self, ds):
+        from data_juicer.core.exporter import Exporter
+
+        cfg = self.cfg
+        if ds._indices is not None:
+            ds = ds.flatten_indices()
+        exporter = Exporter(cfg["export_path"], export_type=cfg.get("export_type"),
+                            export_shard_size=cfg["export_shard_size"], keep_stats_in_res_ds=cfg["keep_stats_in_res_ds"],
+                            keep_hashes_in_res_ds=cfg["keep_hashes_in_res_ds"],
+                            num_proc=self.np if cfg["export_in_parallel"] else 1)
+        return exporter.export(ds.data.table)
+
+    def _write_summary(self, r: RunReport) -> None:
+        summary = {
+            "job_dir": r.job_dir, "export_files": r.export_files, "stats_file": r.stats_file,
+            "rows_in": r.rows_in, "rows_out": r.rows_out, "errors": r.errors, "seconds": round(r.seconds, 3),
+            "errors_by_op": dict(self.ledger.counts),
+            "ops": [vars(o) for o in r.ops],
+        }
+        with open(os.path.join(self.job_dir, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2, ensure_ascii=False)

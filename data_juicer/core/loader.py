@@ -1,0 +1,323 @@
+"""Loading datasets into the HF backend: local files, folders and weighted mixes.
+
+Formats: jsonl/json, parquet, csv, tsv, and text-like files (one file = one sample), each also
+``.gz``/``.zst``/``.bz2``/``.xz``-compressed. Rows whose text is null are moved to the error
+ledger, not silently dropped; a malformed JSON line is reported with its file and line number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from data_juicer.utils.constant import Fields
+
+COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")
+JSON_SUFFIXES = (".jsonl", ".json")
+TEXT_SUFFIXES = (
+    ".txt", ".md", ".tex", ".asm", ".bat", ".cmd", ".c", ".h", ".cs", ".cpp", ".hpp", ".c++", ".h++", ".cc",
+    ".hh", ".cmake", ".css", ".dockerfile", ".f90", ".f", ".f03", ".f08", ".f77", ".f95", ".for", ".fpp", ".go",
+    ".hs", ".html", ".java", ".js", ".jl", ".lua", ".markdown", ".php", ".pl", ".pm", ".pod", ".perl", ".ps1",
+    ".py", ".rb", ".rs", ".sql", ".scala", ".sh", ".bash", ".command", ".zsh", ".ts", ".tsx", ".tex", ".vb",
+    ".xml", ".yaml", ".yml",
+)
+
+
+class DataLoadError(ValueError):
+    """The data cannot be read as given; the message says which file and what to do."""
+
+
+@dataclass
+class SourceSpec:
+    path: str
+    weight: float = 1.0
+
+
+@dataclass
+class LoadResult:
+    dataset: object  # datasets.Dataset
+    rejected: list[dict] = field(default_factory=list)  # ledger records for rows not loaded
+
+
+def parse_dataset_path(dataset_path: str) -> list[SourceSpec]:
+    """``"a.jsonl"`` or the weighted-mix form ``"0.5 a.jsonl 1.0 dir/"`` (weights default to 1.0)."""
+    tokens = shlex.split(dataset_path or "")
+    specs: list[SourceSpec] = []
+    weight: Optional[float] = None
+    for tok in tokens:
+        try:
+            weight = max(float(tok), 0.0)
+            continue
+        except ValueError:
+            pass
+        specs.append(SourceSpec(tok, 1.0 if weight is None else weight))
+        weight = None
+    return specs
+
+
+def specs_from_dataset_config(dataset_cfg: dict) -> tuple[list[SourceSpec], Optional[int]]:
+    specs = []
+    for i, c in enumerate(dataset_cfg.get("configs") or []):
+        kind = c.get("type", "local")
+        if kind != "local":
+            raise DataLoadError(
+                f"dataset.configs[{i}]: type '{kind}' needs network access, which this executor does not use; "
+                f"download the data and point a 'local' config at it")
+        if "path" not in c:
+            raise DataLoadError(f"dataset.configs[{i}]: a local config needs 'path'")
+        specs.append(SourceSpec(c["path"], float(c.get("weight", 1.0))))
+    return specs, dataset_cfg.get("max_sample_num")
+
+
+def format_of(path: str) -> Optional[str]:
+    p = path.lower()
+    for comp in COMPRESSIONS:
+        if p.endswith(comp):
+            p = p[: -len(comp)]
+            break
+    ext = os.path.splitext(p)[1]
+    if ext in JSON_SUFFIXES:
+        return "json"
+    if ext == ".parquet":
+        return "parquet"
+    if ext == ".csv":
+        return "csv"
+    if ext == ".tsv":
+        return "tsv"
+    if ext in TEXT_SUFFIXES or os.path.basename(p) in ("dockerfile", "makefile"):
+        return "text"
+    return None
+
+
+def file_suffix(path: str) -> str:
+    p = path
+    for comp in COMPRESSIONS:
+        if p.lower().endswith(comp):
+            p = p[: -len(comp)]
+    return os.path.splitext(p)[1]
+
+
+def list_files(path: str, suffixes: list[str]) -> list[str]:
+    if not os.path.exists(path):
+        raise DataLoadError(f"dataset path '{path}' does not exist; check dataset_path in the recipe")
+    if os.path.isfile(path):
+        files = [path]
+    else:
+        files = sorted(os.path.join(root, f) for root, _, names in os.walk(path) for f in names
+                       if not f.startswith("."))
+    if suffixes:
+        want = {s if s.startswith(".") else "." + s for s in suffixes}
+        files = [f for f in files if file_suffix(f) in want]
+    files = [f for f in files if format_of(f) is not None]
+    if not files:
+        raise DataLoadError(f"no loadable data files under '{path}' (formats: jsonl, json, parquet, csv, tsv, txt"
+                            f"{'; suffixes ' + str(suffixes) if suffixes else ''})")
+    return files
+
+
+def _first_bad_json_line(path: str) -> Optional[tuple[int, str]]:
+    from datasets.utils.file_utils import xopen  # handles compression the same way as loading
+
+    with xopen(path, "rt", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                json.loads(line)
+            except json.JSONDecodeError as e:
+                return lineno, str(e)
+    return None
+
+
+def _lenient_jsonl(path: str, tmp_dir: str) -> tuple[str, list[dict]]:
+    """Copy the good lines of a JSONL file to ``tmp_dir``; return the copy and ledger records."""
+    from datasets.utils.file_utils import xopen
+
+    os.makedirs(tmp_dir, exist_ok=True)
+    out_path = os.path.join(tmp_dir, f"lenient-{abs(hash(path))}.jsonl")
+    bad = []
+    with xopen(path, "rt", encoding="utf-8") as f, open(out_path, "w", encoding="utf-8") as out:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                json.loads(line)
+            except json.JSONDecodeError as e:
+                bad.append({"op": "load", "file": path, "line": lineno, "error_type": "JSONDecodeError",
+                            "message": str(e), "sample": line[:10000]})
+                continue
+            out.write(line if line.endswith("\n") else line + "\n")
+    return out_path, bad
+
+
+class Loader:
+    def __init__(self, *, text_keys: list[str], media_keys: tuple[str, ...] = ("images", "audios", "videos"),
+                 suffixes: Optional[list[str]] = None, add_suffix: bool = False, num_proc: int = 1,
+                 cache_dir: Optional[str] = None, lenient: bool = False, tmp_dir: Optional[str] = None,
+                 load_kwargs: Optional[dict] = None):
+        self.text_keys = text_keys
+        self.media_keys = media_keys
+        self.suffixes = suffixes or []
+        self.add_suffix = add_suffix
+        self.num_proc = max(1, num_proc)
+        self.cache_dir = cache_dir
+        self.lenient = lenient or os.environ.get("DATA_JUICER_JSONL_LENIENT") == "1"
+        self.tmp_dir = tmp_dir or os.path.join(os.getcwd(), ".dj_tmp")
+        self.load_kwargs = load_kwargs or {}
+
+    # -- public ------------------------------------------------------------------------------
+    def load(self, specs: list[SourceSpec], max_sample_num: Optional[int] = None) -> LoadResult:
+        import datasets
+
+        if not specs:
+            raise DataLoadError("no dataset given: set dataset_path (or dataset.configs) in the recipe")
+        rejected: list[dict] = []
+        numbers = _sample_numbers([s.weight for s in specs], max_sample_num) if max_sample_num else None
+        parts = []
+        for i, spec in enumerate(specs):
+            if numbers is not None and numbers[i] <= 0:
+                continue
+            ds = self._load_source(spec.path, rejected)
+            if numbers is not None:
+                ds = _random_sample(ds, numbers[i])
+            parts.append(ds)
+        ds = parts[0] if len(parts) == 1 else _concat(parts)
+        ds = self._drop_null_text(ds, rejected)
+        return LoadResult(ds, rejected)
+
+    # -- one dataset_path entry --------------------------------------------------------------
+    def _load_source(self, path: str, rejected: list[dict]):
+        import datasets
+
+        files = list_files(path, self.suffixes)
+        groups: dict[str, list[str]] = {}
+        for f in files:
+            groups.setdefault(format_of(f), []).append(f)
+        parts = []
+        for fmt, fs in groups.items():
+            if fmt == "text" or self.add_suffix:
+                by_suffix: dict[str, list[str]] = {}
+                for f in fs:
+                    by_suffix.setdefault(file_suffix(f), []).append(f)
+                for suf, sfs in by_suffix.items():
+                    ds = self._load_files(fmt, sfs, rejected)
+                    if self.add_suffix and Fields.suffix not in ds.column_names:
+                        ds = ds.add_column(Fields.suffix, [suf] * ds.num_rows)
+                    parts.append(ds)
+            else:
+                parts.append(self._load_files(fmt, fs, rejected))
+        ds = parts[0] if len(parts) == 1 else _concat(parts)
+        if not any(k in ds.column_names for k in self.text_keys[:1]):
+            raise DataLoadError(
+                f"'{path}' has no field '{self.text_keys[0]}' (its fields: {', '.join(ds.column_names)}); "
+                f"set text_keys in the recipe to the field that holds the text")
+        base = path if os.path.isdir(path) else os.path.dirname(path)
+        return self._absolutize_media(ds, base)
+
+    def _load_files(self, fmt: str, files: list[str], rejected: list[dict]):
+        import datasets
+
+        kwargs = dict(self.load_kwargs)
+        kwargs.setdefault("cache_dir", self.cache_dir)
+        if len(files) > 1 and self.num_proc > 1:
+            kwargs.setdefault("num_proc", min(self.num_proc, len(files)))
+        if fmt == "json" and self.lenient:
+            files = [self._lenient(f, rejected) for f in files]
+        builder, extra = {"json": ("json", {}), "parquet": ("parquet", {}), "csv": ("csv", {}),
+                          "tsv": ("csv", {"delimiter": "\t"}), "text": ("text", {"sample_by": "document"})}[fmt]
+        extra.update(kwargs)
+        try:
+            return datasets.load_dataset(builder, data_files=files, split="train", **extra)
+        except Exception as e:  # find the culprit and say where it is
+            if fmt == "json":
+                for f in files:
+                    bad = _first_bad_json_line(f)
+                    if bad:
+                        raise DataLoadError(
+                            f"{f}, line {bad[0]}: not valid JSON ({bad[1]}). Fix the line, or set "
+                            f"`load_jsonl_lenient: true` to skip bad lines (they go to the error ledger)") from e
+            raise DataLoadError(f"could not read {fmt} data from {files[0]}"
+                                f"{f' (+{len(files) - 1} more files)' if len(files) > 1 else ''}: "
+                                f"{type(e).__name__}: {e}") from e
+
+    def _lenient(self, path: str, rejected: list[dict]) -> str:
+        if not file_suffix(path) == ".jsonl":
+            return path
+        out, bad = _lenient_jsonl(path, self.tmp_dir)
+        rejected.extend(bad)
+        return out
+
+    def _absolutize_media(self, ds, base: str):
+        keys = [k for k in self.media_keys if k in ds.column_names]
+        if not keys or not base:
+            return ds
+
+        def rel2abs(batch):
+            for k in keys:
+                batch[k] = [[p if (not isinstance(p, str) or os.path.isabs(p) or "://" in p) else
+                             os.path.join(base, p) for p in paths] if paths else paths for paths in batch[k]]
+            return batch
+
+        return ds.map(rel2abs, batched=True, desc="Resolving media paths")
+
+    def _drop_null_text(self, ds, rejected: list[dict]):
+        import pyarrow.compute as pc
+
+        key = self.text_keys[0]
+        col = ds.data.column(key)
+        nulls = col.null_count
+        if not nulls:
+            return ds
+        mask = pc.is_null(col).to_numpy(zero_copy_only=False)
+        bad_idx = np.flatnonzero(mask)
+        for i in bad_idx[:100000]:
+            rejected.append({"op": "load", "index": int(i), "error_type": "NullText",
+                             "message": f"field '{key}' is null", "sample": ds[int(i)]})
+        return ds.select(np.flatnonzero(~mask))
+
+
+def _concat(parts):
+    import datasets
+
+    cols: dict[str, None] = {}
+    for p in parts:
+        for c in p.column_names:
+            cols.setdefault(c, None)
+    aligned = []
+    for p in parts:
+        for c in cols:
+            if c not in p.column_names:
+                p = p.add_column(c, [None] * p.num_rows)
+        aligned.append(p.select_columns(list(cols)))
+    try:
+        return datasets.concatenate_datasets(aligned)
+    except Exception as e:
+        raise DataLoadError(f"the data files do not share a schema that can be combined: {e}") from e
+
+
+def _sample_numbers(weights: list[float], max_sample_num: int) -> list[int]:
+    w = np.asarray(weights, dtype=np.float64)
+    if w.sum() <= 0:
+        raise DataLoadError("dataset weights must not all be zero")
+    w = w / w.sum()
+    wanted = [int(np.ceil(max_sample_num * x)) for x in w]
+    out, acc = [], 0
+    for n in wanted:
+        out.append(min(n, max_sample_num - acc))
+        acc += out[-1]
+    return out
+
+
+def _random_sample(ds, number: int, seed: int = 42):
+    """Same selection as Data-Juicer: shuffle with seed 42, then take (repeating if needed)."""
+    total = ds.num_rows
+    if number == total or total == 0:
+        return ds
+    reps, rem = divmod(number, total)
+    index = np.concatenate([np.tile(np.arange(total), reps), np.arange(rem)]) if reps else np.arange(number)
+    return ds.shuffle(seed=seed).select(index)

@@ -1,0 +1,30 @@
+from typing import Optional
+
+from data_juicer.ops.base import Mapper
+from data_juicer.ops.common.regex_patterns import compile_pattern
+from data_juicer.ops.registry import OPERATORS
+
+# dotted-quad IPv4 (each part 0-255, no leading zeros) or full 8-group IPv6 (no "::" shorthand)
+_IPV4_PART = r"(?:1[0-9][0-9]|2[0-4][0-9]|25[0-5]|[1-9][0-9]|[0-9])"
+DEFAULT_IP_PATTERN = rf"(?:{_IPV4_PART}\.){{3}}{_IPV4_PART}|([\da-fA-F]{{1,4}}:){{7}}[\da-fA-F]{{1,4}}"
+
+
+@OPERATORS.register_module("clean_ip_mapper")
+class CleanIpMapper(Mapper):
+    """Removes IPv4 and IPv6 addresses from the text, or replaces each with ``repl``."""
+
+    def __init__(self, pattern: Optional[str] = None, repl: str = "", **kwargs):
+        """
+        :param pattern: regular expression of what to clean (``regex`` syntax, DOTALL; a quoted
+            raw literal ``r'...'`` is accepted); default: IPv4 dotted quads and full IPv6 addresses
+        :param repl: replacement for each match (may use ``\\1`` group references)
+        """
+        super().__init__(**kwargs)
+        self.pattern = pattern
+        self.repl = repl
+        self._regex = compile_pattern(DEFAULT_IP_PATTERN if pattern is None else pattern, self.name)
+
+    def process_batched(self, samples):
+        sub, repl = self._regex.sub, self.repl
+        samples[self.text_key] = [sub(repl, t) for t in samples[self.text_key]]
+        return samples

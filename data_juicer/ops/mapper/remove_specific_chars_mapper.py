@@ -1,0 +1,28 @@
+from typing import Union
+
+from data_juicer.ops.base import Mapper
+from data_juicer.ops.registry import OPERATORS
+
+
+@OPERATORS.register_module("remove_specific_chars_mapper")
+class RemoveSpecificCharsMapper(Mapper):
+    """Deletes every occurrence of the given characters from the text (by default a set of
+    decorative symbols: ◆●■►▼▲▴∆▻▷❖♡□)."""
+
+    def __init__(self, chars_to_remove: Union[str, list[str]] = "◆●■►▼▲▴∆▻▷❖♡□", **kwargs):
+        """
+        :param chars_to_remove: the characters to delete, as one string or a list of strings
+            (every character of every item is deleted); empty means delete nothing
+        """
+        super().__init__(**kwargs)
+        items = [chars_to_remove] if isinstance(chars_to_remove, str) else list(chars_to_remove or ())
+        if not all(isinstance(c, str) for c in items):
+            raise ValueError(f"{self.name}: `chars_to_remove` must be a string or a list of strings, "
+                             f"got {chars_to_remove!r}")
+        self.chars_to_remove = chars_to_remove
+        self._table = {ord(c): None for c in "".join(items)}
+
+    def process_batched(self, samples):
+        if self._table:
+            samples[self.text_key] = [t.translate(self._table) for t in samples[self.text_key]]
+        return samples
