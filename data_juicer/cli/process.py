@@ -17,9 +17,18 @@ def _fail(msg: str, code: int = 2) -> int:
     return code
 
 
-def list_ops(out=sys.stdout) -> None:
+def setup_logging(debug: bool = False) -> None:
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="DEBUG" if debug else "INFO",
+               format="<green>{time:HH:mm:ss}</green> | <level>{level: <7}</level> | {message}")
+
+
+def list_ops(out=None) -> None:
     from data_juicer.ops.registry import OPERATORS
 
+    out = out or sys.stdout
     for name, cls in OPERATORS.items():
         out.write(f"{name}\t{cls.op_type}\t{cls.modality}\n")
 
@@ -65,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     dry_run = "--dry_run" in argv
     argv = [a for a in argv if a != "--dry_run"]
+    setup_logging(debug="--debug" in argv)
 
     from data_juicer.config.recipe import ConfigError, load_recipe
 

@@ -9,7 +9,6 @@ Row-wise ops (Mapper, Filter, and a Deduplicator's hashing) work on columnar bat
 dataset facade. See DESIGN.md "The op contract".
 """
 
-from __future__ import annotations
 
 from typing import Any, ClassVar, Iterable, Literal, Optional, Union
 

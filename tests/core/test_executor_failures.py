@@ -1,0 +1,78 @@
+"""Per-sample failures: isolated, recorded in the ledger, or stopping the run when asked."""
+import json
+import os
+import textwrap
+
+from data_juicer.cli.process import main
+from tests.conftest import read_jsonl
+
+CUSTOM_OP = textwrap.dedent('''
+    from data_juicer.ops.base import Mapper
+    from data_juicer.ops.registry import OPERATORS
+
+
+    @OPERATORS.register_module("explode_on_marker_mapper")
+    class ExplodeOnMarkerMapper(Mapper):
+        """Upper-cases the text; raises on texts containing 'BOOM'."""
+
+        def __init__(self, marker: str = "BOOM", **kwargs):
+            super().__init__(**kwargs)
+            self.marker = marker
+
+        def process_batched(self, samples):
+            out = []
+            for t in samples[self.text_key]:
+                if self.marker in t:
+                    raise ValueError(f"cannot handle {t!r}")
+                out.append(t.upper())
+            samples[self.text_key] = out
+            return samples
+''')
+
+ROWS = [{"id": f"s{i}", "text": t} for i, t in enumerate(
+    ["first fine text", "this one goes BOOM here", "third fine text", "fourth fine", "BOOM again"])]
+
+
+def _job_dir(tmp_path):
+    out = tmp_path / "out"
+    return out / [d for d in os.listdir(out) if (out / d).is_dir()][0]
+
+
+def test_failing_samples_go_to_ledger_alone(make_recipe, tmp_path, capsys):
+    op_file = tmp_path / "my_ops.py"
+    op_file.write_text(CUSTOM_OP)
+    recipe = make_recipe(ROWS, [{"explode_on_marker_mapper": None}, {"text_length_filter": {"min_len": 12}}],
+                         custom_operator_paths=[str(op_file)])
+    assert main(["--config", recipe]) == 0
+    out = read_jsonl(tmp_path / "out" / "result.jsonl")
+    # the batch held all five samples: only the two failing ones left it
+    assert [r["id"] for r in out] == ["s0", "s2"]
+    assert out[0]["text"] == "FIRST FINE TEXT"
+    ledger = read_jsonl(_job_dir(tmp_path) / "errors.jsonl")
+    assert sorted(e["id"]["id"] for e in ledger) == ["s1", "s4"]
+    e = [x for x in ledger if x["id"]["id"] == "s1"][0]
+    assert e["op"] == "explode_on_marker_mapper" and e["error_type"] == "ValueError"
+    assert "cannot handle" in e["message"] and e["index"] == 1
+    assert e["sample"]["text"] == "this one goes BOOM here"  # the sample as the op received it
+    summary = json.loads((_job_dir(tmp_path) / "summary.json").read_text())
+    assert summary["errors_by_op"] == {"explode_on_marker_mapper": 2}
+    assert "Errors: 2 samples" in capsys.readouterr().out
+
+
+def test_skip_op_error_false_stops_naming_op_and_sample(make_recipe, tmp_path, capsys):
+    op_file = tmp_path / "my_ops.py"
+    op_file.write_text(CUSTOM_OP)
+    recipe = make_recipe(ROWS, [{"explode_on_marker_mapper": None}], custom_operator_paths=[str(op_file)],
+                         skip_op_error=False)
+    assert main(["--config", recipe]) == 1
+    err = capsys.readouterr().err
+    assert "operator 'explode_on_marker_mapper' failed on sample id='s1'" in err
+    assert not (tmp_path / "out" / "result.jsonl").exists()
+
+
+def test_custom_op_param_validation(make_recipe, tmp_path, capsys):
+    op_file = tmp_path / "my_ops.py"
+    op_file.write_text(CUSTOM_OP)
+    recipe = make_recipe(ROWS, [{"explode_on_marker_mapper": {"markr": "x"}}], custom_operator_paths=[str(op_file)])
+    assert main(["--config", recipe]) == 2
+    assert "has no parameter 'markr'. Did you mean: marker" in capsys.readouterr().err
