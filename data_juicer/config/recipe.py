@@ -155,7 +155,15 @@ def validate_op(name: str, cls: type, params: dict, where: str) -> dict:
     try:
         ns = parser.parse_object(params)
     except Exception as e:
-        raise ConfigError(f"{where}: operator '{name}': {_clean_error(e)}") from e
+        # YAML reads `max_len: 5e5` as a float; Data-Juicer accepts it for an int parameter
+        integral = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in params.items()}
+        try:
+            ns = parser.parse_object(integral) if integral != params or any(
+                type(a) is not type(b) for a, b in zip(integral.values(), params.values())) else None
+        except Exception:
+            ns = None
+        if ns is None:
+            raise ConfigError(f"{where}: operator '{name}': {_clean_error(e)}") from e
     return {k: v for k, v in ns.as_dict().items() if k in known}
 
 

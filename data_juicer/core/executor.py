@@ -125,8 +125,6 @@ class DefaultExecutor:
 
         t0 = time.time()
         cfg = self.cfg
-        if not sys.stderr.isatty():
-            datasets.disable_progress_bars()
         if not cfg["use_cache"]:
             datasets.disable_caching()
         ops = self._build_ops()
@@ -163,7 +161,11 @@ class DefaultExecutor:
     def _load(self):
         from data_juicer.core.loader import Loader, parse_dataset_path, specs_from_dataset_config
 
+        import datasets
+
         cfg = self.cfg
+        if not sys.stderr.isatty():  # plain log lines instead of progress bars
+            datasets.disable_progress_bars()
         if cfg.get("dataset"):
             dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
             specs, max_n = specs_from_dataset_config(dcfg)

@@ -145,6 +145,11 @@ class OP:
         return self._name or type(self).__name__
 
     @classmethod
+    def required_packages(cls, params: dict) -> tuple[str, ...]:
+        """pip distributions this op needs with these parameters (``dj-install`` reads it)."""
+        return tuple(cls.requires)
+
+    @classmethod
     def missing_requirements(cls) -> list[str]:
         return [d for d in cls.requires if not is_available(d)]
 
