@@ -53,7 +53,8 @@ def _own_params(spec) -> dict:
     for klass in spec.cls.__mro__:
         if klass.__module__.startswith("data_juicer.ops.base"):
             break
-        for name in inspect.signature(klass.__init__).parameters:
+        init = klass.__dict__.get("__init__")
+        for name in inspect.signature(init).parameters if init else ():
             if name in spec.params and name not in own:
                 own[name] = spec.params[name]
     for k in spec.given:
