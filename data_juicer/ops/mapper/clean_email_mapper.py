@@ -1,3 +1,4 @@
+import re
 from typing import Optional
 
 from data_juicer.ops.base import Mapper
@@ -21,7 +22,11 @@ class CleanEmailMapper(Mapper):
         super().__init__(**kwargs)
         self.pattern = pattern
         self.repl = repl
-        self._regex = compile_pattern(DEFAULT_EMAIL_PATTERN if pattern is None else pattern, self.name)
+        if pattern is None:
+            # ASCII-only classes, so stdlib re matches exactly like `regex`, and is faster here
+            self._regex = re.compile(DEFAULT_EMAIL_PATTERN, flags=re.DOTALL)
+        else:
+            self._regex = compile_pattern(pattern, self.name)
         # the default pattern cannot match without an "@": skip the regex engine on such texts
         self._needs_at = pattern is None
 

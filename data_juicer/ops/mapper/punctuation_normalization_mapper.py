@@ -3,12 +3,24 @@ from data_juicer.ops.registry import OPERATORS
 
 # Unicode punctuation -> ASCII, the mapping Data-Juicer recipes expect (incl. its odd entries:
 # full-width "１" -> '"', "—" -> " - ", "．" -> ". ")
-PUNCTUATION_TO_ASCII = str.maketrans({
+PUNCTUATION_TO_ASCII = {
     "，": ",", "。": ".", "、": ",", "„": '"', "”": '"', "“": '"', "«": '"', "»": '"', "１": '"',
     "」": '"', "「": '"', "《": '"', "》": '"', "´": "'", "∶": ":", "：": ":", "？": "?", "！": "!",
     "（": "(", "）": ")", "；": ";", "–": "-", "—": " - ", "．": ". ", "～": "~", "’": "'", "…": "...",
     "━": "-", "〈": "<", "〉": ">", "【": "[", "】": "]", "％": "%", "►": "-",
-})
+}
+_PAIRS = tuple(PUNCTUATION_TO_ASCII.items())
+
+
+def normalize_punctuation(text: str) -> str:
+    # one str.replace per key beats str.translate (a dict lookup per character); the order does
+    # not matter because every replacement is ASCII and every key is not
+    if text.isascii():
+        return text
+    for src, dst in _PAIRS:
+        if src in text:
+            text = text.replace(src, dst)
+    return text
 
 
 @OPERATORS.register_module("punctuation_normalization_mapper")
@@ -17,5 +29,5 @@ class PunctuationNormalizationMapper(Mapper):
     equivalents."""
 
     def process_batched(self, samples):
-        samples[self.text_key] = [t.translate(PUNCTUATION_TO_ASCII) for t in samples[self.text_key]]
+        samples[self.text_key] = [normalize_punctuation(t) for t in samples[self.text_key]]
         return samples

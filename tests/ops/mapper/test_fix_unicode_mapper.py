@@ -1,0 +1,137 @@
+"""Tests of fix_unicode_mapper."""
+
+import pytest
+
+from data_juicer.core.runner import run_ops_on_rows
+from data_juicer.ops import OPERATORS
+
+
+def _run(texts, **params):
+    op = OPERATORS.get("fix_unicode_mapper")(**params)
+    return [r["text"] for r in run_ops_on_rows([op], [{"text": t} for t in texts])]
+
+
+# values from Data-Juicer 1.6.1 (these inputs run through its op)
+DJ_CASES = [
+    ({}, [
+        ('', ''),
+        ('plain ascii text.', 'plain ascii text.'),
+        ('中文测试，没有特殊内容。', '中文测试,没有特殊内容。'),
+        ('emoji 😀👍🏽 text', 'emoji 😀👍🏽 text'),
+        ('âœ” No problems', '✔ No problems'),
+        ('The Mona Lisa doesnÃ¢â‚¬â„¢t have eyebrows.', "The Mona Lisa doesn't have eyebrows."),
+        ('ＬＯＵＤ\u3000ＮＯＩＳＥＳ', 'LOUD NOISES'),
+        ('Broken text&hellip; it&#x2019;s ﬂubberiﬁc!', "Broken text… it's flubberific!"),
+        ('é decomposed', 'é decomposed'),
+        ('\x1b[36mcolor\x1b[0m', 'color'),
+        ('a\r\nb\rc\u2028d', 'a\nb\nc\nd'),
+        ('“quotes” ‘single’', '"quotes" \'single\''),
+        ('<b>&amp;</b> then &amp;\nline2 &amp;', '<b>&amp;</b> then &amp;\nline2 &amp;'),
+        ('&amp; alone', '& alone'),
+        ('ﬁ ligature ½ ² ㎏', 'fi ligature ½ ² ㎏'),
+        ('control\x00\x07\x7f chars', 'control chars'),
+        ('café naïve', 'café naïve'),
+        ('\ufeffBOM text', 'BOM text'),
+        ('Ã©tÃ©', 'été'),
+        ('l’été', "l'été"),
+        ('ÐŸÑ€Ð¸Ð²ÐµÑ‚', 'Привет'),
+        ('\x85c1', '…c1'),
+        ('Hangul 가', 'Hangul 가'),
+    ]),
+    ({'normalization': 'nfkc'}, [
+        ('', ''),
+        ('plain ascii text.', 'plain ascii text.'),
+        ('中文测试，没有特殊内容。', '中文测试,没有特殊内容。'),
+        ('emoji 😀👍🏽 text', 'emoji 😀👍🏽 text'),
+        ('âœ” No problems', '✔ No problems'),
+        ('The Mona Lisa doesnÃ¢â‚¬â„¢t have eyebrows.', "The Mona Lisa doesn't have eyebrows."),
+        ('ＬＯＵＤ\u3000ＮＯＩＳＥＳ', 'LOUD NOISES'),
+        ('Broken text&hellip; it&#x2019;s ﬂubberiﬁc!', "Broken text... it's flubberific!"),
+        ('é decomposed', 'é decomposed'),
+        ('\x1b[36mcolor\x1b[0m', 'color'),
+        ('a\r\nb\rc\u2028d', 'a\nb\nc\nd'),
+        ('“quotes” ‘single’', '"quotes" \'single\''),
+        ('<b>&amp;</b> then &amp;\nline2 &amp;', '<b>&amp;</b> then &amp;\nline2 &amp;'),
+        ('&amp; alone', '& alone'),
+        ('ﬁ ligature ½ ² ㎏', 'fi ligature 1⁄2 2 kg'),
+        ('control\x00\x07\x7f chars', 'control chars'),
+        ('café naïve', 'café naïve'),
+        ('\ufeffBOM text', 'BOM text'),
+        ('Ã©tÃ©', 'été'),
+        ('l’été', "l'été"),
+        ('ÐŸÑ€Ð¸Ð²ÐµÑ‚', 'Привет'),
+        ('\x85c1', '...c1'),
+        ('Hangul 가', 'Hangul 가'),
+    ]),
+    ({'normalization': 'NFD'}, [
+        ('', ''),
+        ('plain ascii text.', 'plain ascii text.'),
+        ('中文测试，没有特殊内容。', '中文测试,没有特殊内容。'),
+        ('emoji 😀👍🏽 text', 'emoji 😀👍🏽 text'),
+        ('âœ” No problems', '✔ No problems'),
+        ('The Mona Lisa doesnÃ¢â‚¬â„¢t have eyebrows.', "The Mona Lisa doesn't have eyebrows."),
+        ('ＬＯＵＤ\u3000ＮＯＩＳＥＳ', 'LOUD NOISES'),
+        ('Broken text&hellip; it&#x2019;s ﬂubberiﬁc!', "Broken text… it's flubberific!"),
+        ('é decomposed', 'é decomposed'),
+        ('\x1b[36mcolor\x1b[0m', 'color'),
+        ('a\r\nb\rc\u2028d', 'a\nb\nc\nd'),
+        ('“quotes” ‘single’', '"quotes" \'single\''),
+        ('<b>&amp;</b> then &amp;\nline2 &amp;', '<b>&amp;</b> then &amp;\nline2 &amp;'),
+        ('&amp; alone', '& alone'),
+        ('ﬁ ligature ½ ² ㎏', 'fi ligature ½ ² ㎏'),
+        ('control\x00\x07\x7f chars', 'control chars'),
+        ('café naïve', 'café naïve'),
+        ('\ufeffBOM text', 'BOM text'),
+        ('Ã©tÃ©', 'été'),
+        ('l’été', "l'été"),
+        ('ÐŸÑ€Ð¸Ð²ÐµÑ‚', 'Привет'),
+        ('\x85c1', '…c1'),
+        ('Hangul 가', 'Hangul 가'),
+    ]),
+    ({'normalization': 'NFKD'}, [
+        ('', ''),
+        ('plain ascii text.', 'plain ascii text.'),
+        ('中文测试，没有特殊内容。', '中文测试,没有特殊内容。'),
+        ('emoji 😀👍🏽 text', 'emoji 😀👍🏽 text'),
+        ('âœ” No problems', '✔ No problems'),
+        ('The Mona Lisa doesnÃ¢â‚¬â„¢t have eyebrows.', "The Mona Lisa doesn't have eyebrows."),
+        ('ＬＯＵＤ\u3000ＮＯＩＳＥＳ', 'LOUD NOISES'),
+        ('Broken text&hellip; it&#x2019;s ﬂubberiﬁc!', "Broken text... it's flubberific!"),
+        ('é decomposed', 'é decomposed'),
+        ('\x1b[36mcolor\x1b[0m', 'color'),
+        ('a\r\nb\rc\u2028d', 'a\nb\nc\nd'),
+        ('“quotes” ‘single’', '"quotes" \'single\''),
+        ('<b>&amp;</b> then &amp;\nline2 &amp;', '<b>&amp;</b> then &amp;\nline2 &amp;'),
+        ('&amp; alone', '& alone'),
+        ('ﬁ ligature ½ ² ㎏', 'fi ligature 1⁄2 2 kg'),
+        ('control\x00\x07\x7f chars', 'control chars'),
+        ('café naïve', 'café naïve'),
+        ('\ufeffBOM text', 'BOM text'),
+        ('Ã©tÃ©', 'été'),
+        ('l’été', "l'été"),
+        ('ÐŸÑ€Ð¸Ð²ÐµÑ‚', 'Привет'),
+        ('\x85c1', '...c1'),
+        ('Hangul 가', 'Hangul 가'),
+    ]),
+]
+
+
+@pytest.mark.parametrize("params,pairs", DJ_CASES)
+def test_matches_data_juicer(params, pairs):
+    assert _run([t for t, _ in pairs], **params) == [e for _, e in pairs]
+
+
+def test_long_text_with_mojibake_lines():
+    long = "clean line\n" * 5000
+    assert _run([long + "Ã©tÃ©"]) == [long + "été"]
+
+
+def test_normalization_is_checked_and_case_insensitive():
+    with pytest.raises(ValueError, match="NFC, NFKC, NFD, NFKD"):
+        OPERATORS.get("fix_unicode_mapper")(normalization="NFX")
+    assert OPERATORS.get("fix_unicode_mapper")(normalization="").normalization == "NFC"
+    assert OPERATORS.get("fix_unicode_mapper")(normalization="nfkd").normalization == "NFKD"
+
+
+def test_declares_ftfy():
+    assert OPERATORS.get("fix_unicode_mapper").requires == ("ftfy",)
