@@ -228,8 +228,9 @@ class Filter(OP):
         :param stats_export_path: accepted for compatibility; stats go to ``<export>_stats.jsonl``
         """
         super().__init__(**kwargs)
-        self.min_closed_interval = min_closed_interval
-        self.max_closed_interval = max_closed_interval
+        # reversing the range also flips its ends, so the bounds themselves stay kept (as Data-Juicer)
+        self.min_closed_interval = min_closed_interval != reversed_range
+        self.max_closed_interval = max_closed_interval != reversed_range
         self.reversed_range = reversed_range
         self.stats_export_path = stats_export_path
 

@@ -18,7 +18,7 @@ def test_keeps_inside_range_and_records_stat():
 
 @pytest.mark.parametrize("kw,expected", [
     ({"min_closed_interval": False}, ["c" * 20]),
-    ({"reversed_range": True}, ["a" * 5]),
+    ({"reversed_range": True}, ["a" * 5, "b" * 10]),  # the bound itself stays kept, as in Data-Juicer
 ])
 def test_interval_options(kw, expected):
     rows = [{"text": "a" * 5}, {"text": "b" * 10}, {"text": "c" * 20}]
