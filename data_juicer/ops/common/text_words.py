@@ -1,0 +1,83 @@
+"""Words of a text as the word-level text filters see them, and their context keys.
+
+Splitting on space/newline/tab, lower-casing and stripping Data-Juicer's special characters
+(``strip_characters.SPECIAL_CHARACTERS``) give the same words as Data-Juicer 1.6.1, so word
+counts and ratios match exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from data_juicer.ops.common.strip_characters import SPECIAL_CHARACTERS
+from data_juicer.utils.constant import InterVars
+
+# the plain word split breaks on these three characters only (not on other whitespace)
+_SEPARATORS_TO_SPACE = str.maketrans("\n\t", "  ")
+
+
+def split_words(text: str) -> list[str]:
+    """Words of ``text`` split on space, newline and tab; runs of separators give no empty words."""
+    return [w for w in text.translate(_SEPARATORS_TO_SPACE).split(" ") if w]
+
+
+def strip_special(word: str, chars: frozenset[str] = SPECIAL_CHARACTERS) -> str:
+    """``word`` without its leading and trailing characters from ``chars``."""
+    if not word or (word[0] not in chars and word[-1] not in chars):
+        return word
+    beg, end = 0, len(word)
+    while beg < end and word[beg] in chars:
+        beg += 1
+    while end > beg and word[end - 1] in chars:
+        end -= 1
+    return word[beg:end]
+
+
+def refine_words(words: list[str], lower_case: bool = False,
+                 strip_chars: frozenset[str] | None = SPECIAL_CHARACTERS) -> list[str]:
+    """Lower-case (optionally), then strip ``strip_chars`` from both ends and drop emptied words."""
+    if lower_case:
+        words = [w.lower() for w in words]
+    if strip_chars:
+        chars = strip_chars
+        words = [s for s in (w if w[0] not in chars and w[-1] not in chars else strip_special(w, chars)
+                             for w in words if w) if s]
+    return words
+
+
+def words_context_key(model_key: str | None, text_key: str) -> str:
+    """``__dj__context__`` key of the word list of ``text_key`` split by ``model_key`` (None: plain split)."""
+    return f"{InterVars.words}-{model_key}-{text_key}"
+
+
+def refined_words_context_key(model_key: str | None, text_key: str, use_words_aug: bool = False,
+                              words_aug_group_sizes: Sequence[int] = (2,), words_aug_join_char: str = "") -> str:
+    """``__dj__context__`` key of the lower-cased, special-stripped words (Data-Juicer's key layout)."""
+    return (f"{InterVars.refined_words}-{model_key}-{text_key}-True-SPECIAL_CHARS-"
+            f"{use_words_aug}-{list(words_aug_group_sizes)}-{words_aug_join_char}")
+
+
+def batch_words(texts: list[str], indices: Sequence[int], contexts: list[dict] | None, key: str,
+                tokenize: Callable[[list[str]], list[list[str]]] | None = None) -> list[list[str]]:
+    """Words of ``texts[i]`` for each ``i`` in ``indices``.
+
+    With ``contexts`` (the batch's ``__dj__context__`` dicts) a word list already stored under
+    ``key`` is reused and a new one is stored there. ``tokenize`` maps a list of texts to their
+    token lists in one call; without it words are split on space, newline and tab.
+    """
+    out: list = [None] * len(indices)
+    missing = []
+    for j, i in enumerate(indices):
+        words = contexts[i].get(key) if contexts is not None else None
+        if words is None:
+            missing.append(j)
+        else:
+            out[j] = words
+    if missing:
+        todo = [texts[indices[j]] for j in missing]
+        computed = tokenize(todo) if tokenize is not None else [split_words(t) for t in todo]
+        for j, words in zip(missing, computed):
+            out[j] = words
+            if contexts is not None:
+                contexts[indices[j]][key] = words
+    return out

@@ -1,0 +1,53 @@
+import heapq
+from collections import Counter
+from math import isqrt
+
+from pydantic import PositiveInt
+
+from data_juicer.ops.base import Filter
+from data_juicer.ops.registry import OPERATORS
+from data_juicer.utils.constant import Fields, StatsKeys
+
+
+def char_rep_ratio(text: str, n: int) -> float:
+    """Share of the character n-grams of ``text`` taken by its ``isqrt(#distinct)`` most
+    frequent repeated n-grams (0.0 when the text is shorter than ``n``)."""
+    total = len(text) - n + 1
+    if total <= 0:
+        return 0.0
+    grams = text if n == 1 else map(text.__getitem__, map(slice, range(total), range(n, len(text) + 1)))
+    freqs = list(Counter(grams).values())
+    n_top = min(isqrt(len(freqs)), len(freqs) - freqs.count(1))
+    return sum(heapq.nlargest(n_top, freqs)) / total if n_top > 0 else 0.0
+
+
+@OPERATORS.register_module("character_repetition_filter")
+class CharacterRepetitionFilter(Filter):
+    """Keeps samples whose character n-gram repetition ratio (stat ``char_rep_ratio``) is within
+    [min_ratio, max_ratio]. The ratio is the share of all ``rep_len``-character n-grams taken by
+    the most frequent repeated ones, counting as many of them as the square root of the number of
+    distinct n-grams (the measure of Data-Juicer / BigScience)."""
+
+    def __init__(self, rep_len: PositiveInt = 10, min_ratio: float = 0.0, max_ratio: float = 0.5, **kwargs):
+        """
+        :param rep_len: length in characters of the n-grams
+        :param min_ratio: smallest repetition ratio kept
+        :param max_ratio: largest repetition ratio kept
+        """
+        super().__init__(**kwargs)
+        if not isinstance(rep_len, int) or isinstance(rep_len, bool) or rep_len < 1:
+            raise ValueError(f"character_repetition_filter: rep_len must be a positive integer, got {rep_len!r}")
+        self.rep_len = rep_len
+        self.min_ratio = min_ratio
+        self.max_ratio = max_ratio
+
+    def compute_stats_batched(self, samples):
+        key, n = StatsKeys.char_rep_ratio, self.rep_len
+        for text, stat in zip(samples[self.text_key], samples[Fields.stats]):
+            if key not in stat:
+                stat[key] = char_rep_ratio(text, n)
+        return samples
+
+    def process_batched(self, samples):
+        lo, hi = self.min_ratio, self.max_ratio
+        return [self.get_keep_boolean(s[StatsKeys.char_rep_ratio], lo, hi) for s in samples[Fields.stats]]

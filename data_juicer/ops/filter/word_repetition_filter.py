@@ -1,0 +1,88 @@
+from collections import Counter
+from operator import countOf
+
+from pydantic import PositiveInt
+
+from data_juicer.models.loader import check_sentencepiece, sentencepiece_tokenizer
+from data_juicer.ops.base import Filter
+from data_juicer.ops.common.text_words import batch_words, refine_words, refined_words_context_key, words_context_key
+from data_juicer.ops.registry import OPERATORS
+from data_juicer.utils.constant import Fields, InterVars, StatsKeys
+
+
+def word_rep_ratio(words: list[str], n: int) -> float:
+    """Share of the word n-grams of ``words`` that occur more than once (0.0 when fewer than ``n`` words)."""
+    total = len(words) - n + 1
+    if total <= 0:
+        return 0.0
+    if n == 1:
+        grams = words
+    else:  # n-grams keyed by their space-joined text, as Data-Juicer does
+        grams = map(" ".join, map(words.__getitem__, map(slice, range(total), range(n, len(words) + 1))))
+    return (total - countOf(Counter(grams).values(), 1)) / total
+
+
+@OPERATORS.register_module("word_repetition_filter")
+class WordRepetitionFilter(Filter):
+    """Keeps samples whose word n-gram repetition ratio (stat ``word_rep_ratio``: n-grams that
+    occur more than once / all n-grams of ``rep_len`` words) is within [min_ratio, max_ratio].
+
+    Words are split on space, newline and tab, or are the pieces of the sentencepiece model
+    ``<lang>.sp.model`` when ``tokenization=True`` (needs ``sentencepiece`` and the model file:
+    see ``data_juicer.models.loader``); they are lower-cased and stripped of special characters
+    at both ends, and emptied words dropped. When fused, the word lists are shared through
+    ``__dj__context__``.
+    """
+
+    uses = (InterVars.words,)
+
+    def __init__(self, lang: str = "en", tokenization: bool = False, rep_len: PositiveInt = 10,
+                 min_ratio: float = 0.0, max_ratio: float = 0.5, **kwargs):
+        """
+        :param lang: language of the samples; picks the sentencepiece model when tokenizing
+        :param tokenization: use sentencepiece pieces as words instead of whitespace-separated words
+        :param rep_len: length in words of the n-grams
+        :param min_ratio: smallest repetition ratio kept
+        :param max_ratio: largest repetition ratio kept
+        """
+        super().__init__(**kwargs)
+        if not isinstance(rep_len, int) or isinstance(rep_len, bool) or rep_len < 1:
+            raise ValueError(f"word_repetition_filter: rep_len must be a positive integer, got {rep_len!r}")
+        self.lang = lang
+        self.tokenization = tokenization
+        self.rep_len = rep_len
+        self.min_ratio = min_ratio
+        self.max_ratio = max_ratio
+        self.model_key = None
+        if tokenization:
+            self.requires = ("sentencepiece",)
+            self.model_key = check_sentencepiece(lang, who=self.name)
+
+    def _tokenize(self):
+        return sentencepiece_tokenizer(self.lang, who=self.name) if self.tokenization else None
+
+    def compute_stats_batched(self, samples, context=False):
+        key = StatsKeys.word_rep_ratio
+        stats = samples[Fields.stats]
+        todo = [i for i, s in enumerate(stats) if key not in s]
+        if not todo:
+            return samples
+        contexts = samples[Fields.context] if context else None
+        refined_key = refined_words_context_key(self.model_key, self.text_key)
+        # refined words already in the context need no raw words
+        need_raw = [i for i in todo if contexts is None or refined_key not in contexts[i]]
+        raw = dict(zip(need_raw, batch_words(samples[self.text_key], need_raw, contexts,
+                                             words_context_key(self.model_key, self.text_key), self._tokenize())))
+        for i in todo:
+            if i in raw:
+                words = refine_words(raw[i], lower_case=True)
+                if contexts is not None:
+                    contexts[i][refined_key] = words
+            else:
+                words = contexts[i][refined_key]
+            stats[i][key] = word_rep_ratio(words, self.rep_len)
+        return samples
+
+    def process_batched(self, samples):
+        lo, hi = self.min_ratio, self.max_ratio
+        return [self.get_keep_boolean(s[StatsKeys.word_rep_ratio], lo, hi) for s in samples[Fields.stats]]

@@ -1,0 +1,59 @@
+import sys
+
+from data_juicer.models.loader import check_sentencepiece, sentencepiece_tokenizer
+from data_juicer.ops.base import Filter
+from data_juicer.ops.common.text_words import batch_words, refine_words, words_context_key
+from data_juicer.ops.registry import OPERATORS
+from data_juicer.utils.constant import Fields, InterVars, StatsKeys
+
+
+@OPERATORS.register_module("words_num_filter")
+class WordsNumFilter(Filter):
+    """Keeps samples whose number of words (stat ``num_words``) is within [min_num, max_num].
+
+    Words are split on space, newline and tab, or are the pieces of the sentencepiece model
+    ``<lang>.sp.model`` when ``tokenization=True`` (needs ``sentencepiece`` and the model file:
+    see ``data_juicer.models.loader``). Special characters (punctuation, digits, emoji...) are
+    stripped from both ends of each word and words left empty are not counted. When fused, the
+    word split is shared through ``__dj__context__``.
+    """
+
+    uses = (InterVars.words,)
+
+    def __init__(self, lang: str = "en", tokenization: bool = False, min_num: int = 10, max_num: int = sys.maxsize,
+                 **kwargs):
+        """
+        :param lang: language of the samples; picks the sentencepiece model when tokenizing
+        :param tokenization: count sentencepiece pieces instead of whitespace-separated words
+        :param min_num: smallest number of words kept
+        :param max_num: largest number of words kept
+        """
+        super().__init__(**kwargs)
+        self.lang = lang
+        self.tokenization = tokenization
+        self.min_num = min_num
+        self.max_num = max_num
+        self.model_key = None
+        if tokenization:
+            self.requires = ("sentencepiece",)
+            self.model_key = check_sentencepiece(lang, who=self.name)
+
+    def _tokenize(self):
+        return sentencepiece_tokenizer(self.lang, who=self.name) if self.tokenization else None
+
+    def compute_stats_batched(self, samples, context=False):
+        key = StatsKeys.num_words
+        stats = samples[Fields.stats]
+        todo = [i for i, s in enumerate(stats) if key not in s]
+        if not todo:
+            return samples
+        words_key = words_context_key(self.model_key, self.text_key)
+        contexts = samples[Fields.context] if context else None
+        all_words = batch_words(samples[self.text_key], todo, contexts, words_key, self._tokenize())
+        for i, words in zip(todo, all_words):
+            stats[i][key] = len(refine_words(words))
+        return samples
+
+    def process_batched(self, samples):
+        lo, hi = self.min_num, self.max_num
+        return [self.get_keep_boolean(s[StatsKeys.num_words], lo, hi) for s in samples[Fields.stats]]
