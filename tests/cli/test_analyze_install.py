@@ -33,3 +33,12 @@ def test_install_lists_needs(make_recipe, capsys):
     recipe = make_recipe([{"text": "x"}], [{"text_length_filter": None}])
     assert install(["--config", recipe, "--dry_run"]) == 0
     assert "Nothing to install." in capsys.readouterr().out
+
+
+def test_install_sees_tokenizer_needs(make_recipe, capsys):
+    recipe = make_recipe([{"text": "x"}], [{"words_num_filter": {"tokenization": True}}, {"words_num_filter": None}])
+    from data_juicer.cli.install import required_packages
+    from data_juicer.config.recipe import load_recipe
+
+    assert required_packages(load_recipe(["--config", recipe], check_paths=False)) == {
+        "sentencepiece": ["words_num_filter"]}

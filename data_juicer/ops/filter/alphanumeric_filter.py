@@ -30,6 +30,10 @@ class AlphanumericFilter(Filter):
 
     tokenizer_name = "EleutherAI/pythia-6.9b-deduped"
 
+    @classmethod
+    def required_packages(cls, params: dict) -> tuple:
+        return ("transformers",) if params.get("tokenization") else ()
+
     def __init__(self, tokenization: bool = False, min_ratio: float = 0.25, max_ratio: float = sys.maxsize,
                  **kwargs):
         """

@@ -36,6 +36,10 @@ class WordRepetitionFilter(Filter):
 
     uses = (InterVars.words,)
 
+    @classmethod
+    def required_packages(cls, params: dict) -> tuple:
+        return ("sentencepiece",) if params.get("tokenization") else ()
+
     def __init__(self, lang: str = "en", tokenization: bool = False, rep_len: PositiveInt = 10,
                  min_ratio: float = 0.0, max_ratio: float = 0.5, **kwargs):
         """

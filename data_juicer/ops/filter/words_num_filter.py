@@ -20,6 +20,10 @@ class WordsNumFilter(Filter):
 
     uses = (InterVars.words,)
 
+    @classmethod
+    def required_packages(cls, params: dict) -> tuple:
+        return ("sentencepiece",) if params.get("tokenization") else ()
+
     def __init__(self, lang: str = "en", tokenization: bool = False, min_num: int = 10, max_num: int = sys.maxsize,
                  **kwargs):
         """
