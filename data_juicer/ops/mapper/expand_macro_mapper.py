@@ -21,9 +21,11 @@ def _macros(text: str) -> dict[str, str]:
 
 def expand_macros(text: str) -> str:
     for name, value in _macros(text).items():
-        # a use is the name followed by a character that cannot continue it; the definitions are
-        # expanded too, and each macro is applied to the output of the previous one
-        text = regex.sub("(" + regex.escape(name) + ")([^a-zA-Z0-9])", lambda m, v=value: v + m.group(2), text)
+        # a use is the name plus the next character, which must not continue the name and is
+        # consumed (of "\x\x " only the first is expanded); definitions are expanded too, and
+        # each macro is applied to the output of the previous one
+        if name in text:
+            text = regex.sub(regex.escape(name) + "([^a-zA-Z0-9])", value.replace("\\", "\\\\") + "\\1", text)
     return text
 
 

@@ -1,11 +1,11 @@
-import regex
+import re
 
 from data_juicer.ops.base import Mapper
 from data_juicer.ops.registry import OPERATORS
 
 # the tail starts at the first of these; \bibliography{ needs a "}" somewhere after it
-_TAIL_START = regex.compile(
-    r"\\appendix|\\begin\{(?:references|REFERENCES|thebibliography)\}|\\bibliography\{.*\}", flags=regex.DOTALL
+_TAIL_START = re.compile(
+    r"\\appendix|\\begin\{(?:references|REFERENCES|thebibliography)\}|\\bibliography\{.*\}", flags=re.DOTALL
 )
 
 

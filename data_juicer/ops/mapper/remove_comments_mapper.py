@@ -1,15 +1,13 @@
-from typing import List, Union
-
-import regex
+import re
 
 from data_juicer.ops.base import Mapper
 from data_juicer.ops.registry import OPERATORS
 
 # a "%" not escaped by a backslash, with the character before it (a newline included) and the rest
 # of the line; a bare "%" at the end of a line is kept
-_INLINE = regex.compile(r"[^\\]%.+$", flags=regex.MULTILINE)
+_INLINE = re.compile(r"[^\\]%.+$", flags=re.MULTILINE)
 # a line starting with "%", with its newline
-_WHOLE_LINE = regex.compile(r"^%.*\n?", flags=regex.MULTILINE)
+_WHOLE_LINE = re.compile(r"^%.*\n?", flags=re.MULTILINE)
 
 
 @OPERATORS.register_module("remove_comments_mapper")
@@ -18,7 +16,7 @@ class RemoveCommentsMapper(Mapper):
     its line, together with the one character before the ``%``) and comment lines (lines starting
     with ``%``, newline included). Inline comments are removed first."""
 
-    def __init__(self, doc_type: Union[str, List[str]] = "tex", inline: bool = True, multiline: bool = True,
+    def __init__(self, doc_type: str | list[str] = "tex", inline: bool = True, multiline: bool = True,
                  **kwargs):
         """
         :param doc_type: document type(s) of the input; only ``tex`` is handled, and every text is

@@ -1,4 +1,4 @@
-import regex
+import re
 
 from data_juicer.ops.base import Mapper
 from data_juicer.ops.registry import OPERATORS
@@ -25,7 +25,7 @@ class RemoveNonChineseCharacterlMapper(Mapper):
         self.keep_number = keep_number
         self.keep_punc = keep_punc
         kept = _CHINESE + _ALPHABET * keep_alphabet + _NUMBER * keep_number + _PUNCTUATION * keep_punc
-        self._removed = regex.compile(f"[^{kept}]+")
+        self._removed = re.compile(f"[^{kept}]+")
 
     def process_batched(self, samples):
         sub = self._removed.sub
