@@ -128,12 +128,27 @@ class DefaultExecutor:
         if not cfg["use_cache"]:
             datasets.disable_caching()
         ops = self._build_ops()
-        ds = self._load()
-        rows_in = ds.num_rows
-        logger.info(f"loaded {rows_in} samples; job folder {self.job_dir}")
         reports = {id(op): OpReport(op.name) for op in ops}
+        ckpt, skip = self._checkpointer(), 0
+        resumed = ckpt.resume() if ckpt else None
+        if resumed:
+            skip, ds = resumed
+            rows_in = ds.num_rows
+            logger.info(f"resuming from the checkpoint in {ckpt.folder}: {skip} of {len(ops)} ops already applied")
+        else:
+            ds = self._load()
+            rows_in = ds.num_rows
+        logger.info(f"{rows_in} samples; job folder {self.job_dir}")
+        done = 0
         for stage in plan_stages(ops):
+            n_new = len([op for op in stage.ops if op is not stage.dedup]) if stage.row_wise else 1
+            if done + n_new <= skip:
+                done += n_new
+                continue
             ds = self._run_stage(stage, ds, reports)
+            done += n_new
+            if ckpt:
+                ds = self._save_checkpoint(ckpt, ds, done)
         report = self._export(ds)
         took = time.time() - t0
         run_report = RunReport(self.job_dir, report.files, report.stats_file, rows_in, report.rows,
@@ -142,6 +157,23 @@ class DefaultExecutor:
         if self._log_sink is not None:
             logger.remove(self._log_sink)
         return run_report
+
+    def _checkpointer(self):
+        if not self.cfg["use_checkpoint"]:
+            return None
+        from data_juicer.core.checkpoint import Checkpointer, input_signature
+
+        base = self.cfg.get("work_dir") or os.path.dirname(os.path.abspath(self.cfg["export_path"]))
+        base = base.replace("{job_id}", "")
+        folder = self.cfg.get("checkpoint_dir") or os.path.join(base, "ckpt")
+        return Checkpointer(folder, self.recipe.process, input_signature(self.cfg))
+
+    def _save_checkpoint(self, ckpt, ds, done: int):
+        if ds._indices is not None:
+            ds = ds.flatten_indices()
+        ckpt.save(ds, done)
+        logger.info(f"checkpoint saved after {done} ops")
+        return ds
 
     def _build_ops(self) -> list[OP]:
         ops = []
