@@ -78,7 +78,7 @@ def overall(stats_rows: list[dict], percentiles: list[float]):
                 col = col.explode().infer_objects()
             elif not isinstance(first, str):
                 continue
-        cols[name] = col.describe(percentiles=sorted(set(percentiles) | set(DEFAULT_PERCENTILES)), include="all")
+        cols[name] = col.describe(percentiles=sorted(set(percentiles) | set(DEFAULT_PERCENTILES)))
     return pd.DataFrame(cols)
 
 
