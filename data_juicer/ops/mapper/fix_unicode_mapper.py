@@ -1,3 +1,4 @@
+import re
 from typing import Optional
 
 from data_juicer.ops.base import Mapper
@@ -5,6 +6,27 @@ from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.lazy import require
 
 _FORMS = ("NFC", "NFKC", "NFD", "NFKD")
+# a line of printable ASCII (plus tab) without '&' is one ftfy leaves exactly as it is
+_NEEDS_FTFY = re.compile(r"[^\t\n\x20-\x25\x27-\x7e]")
+
+
+def fix_text_by_line(text: str, config, fix_text) -> str:
+    """``ftfy.fix_text(text, config)``, calling ftfy only on the lines it could change.
+
+    ftfy fixes a text line by line, and once a line contains '<' it stops unescaping HTML
+    entities for the rest of the text; this keeps both rules, so the result is identical.
+    """
+    if _NEEDS_FTFY.search(text) is None:
+        return text
+    out, pos, end = [], 0, len(text)
+    while pos < end:
+        stop = text.find("\n", pos) + 1 or end
+        line = text[pos:stop]
+        pos = stop
+        if config.unescape_html == "auto" and "<" in line:
+            config = config._replace(unescape_html=False)
+        out.append(line if _NEEDS_FTFY.search(line) is None else fix_text(line, config))
+    return "".join(out)
 
 
 @OPERATORS.register_module("fix_unicode_mapper")
@@ -33,5 +55,5 @@ class FixUnicodeMapper(Mapper):
         if self._config is None:
             self._config = ftfy.TextFixerConfig(explain=False, normalization=self.normalization)
         fix, config = ftfy.fix_text, self._config
-        samples[self.text_key] = [fix(t, config) for t in samples[self.text_key]]
+        samples[self.text_key] = [fix_text_by_line(t, config, fix) for t in samples[self.text_key]]
         return samples

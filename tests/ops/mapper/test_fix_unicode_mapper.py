@@ -135,3 +135,19 @@ def test_normalization_is_checked_and_case_insensitive():
 
 def test_declares_ftfy():
     assert OPERATORS.get("fix_unicode_mapper").requires == ("ftfy",)
+
+
+def test_line_by_line_fast_path_equals_plain_ftfy():
+    import random
+
+    import ftfy
+
+    from data_juicer.ops.mapper.fix_unicode_mapper import fix_text_by_line
+
+    config = ftfy.TextFixerConfig(explain=False, normalization="NFC")
+    pieces = ["&amp;", "&gt;", "<b>", "<", "\r\n", "\n", "é", "Ã©", "\x1b[31m", "ﬁ", "“q”", "ａ", "\x00", "\x85",
+              "\u2028", " plain ascii ", "&lt;p&gt;", "\t", "xxxxx"]
+    rng = random.Random(3)
+    for _ in range(3000):
+        s = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert fix_text_by_line(s, config, ftfy.fix_text) == ftfy.fix_text(s, config), repr(s)
