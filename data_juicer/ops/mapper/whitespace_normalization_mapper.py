@@ -1,5 +1,5 @@
 from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.special_characters import WHITESPACE_TO_SPACE
+from data_juicer.ops.common.special_characters import whitespace_to_space
 from data_juicer.ops.registry import OPERATORS
 
 
@@ -9,5 +9,5 @@ class WhitespaceNormalizationMapper(Mapper):
     spaces, ideographic space...) to a plain space. Newlines are kept."""
 
     def process_batched(self, samples):
-        samples[self.text_key] = [t.strip().translate(WHITESPACE_TO_SPACE) for t in samples[self.text_key]]
+        samples[self.text_key] = [whitespace_to_space(t.strip()) for t in samples[self.text_key]]
         return samples
