@@ -57,3 +57,16 @@ def test_ratio_counts_the_sqrt_most_frequent_repeated_ngrams():
 def test_rejects_bad_rep_len():
     with pytest.raises(ValueError, match="rep_len"):
         make(rep_len=0)
+
+
+def test_numpy_ratio_equals_counter_ratio():
+    import random
+
+    from data_juicer.ops.filter.character_repetition_filter import char_rep_ratio, char_rep_ratio_fast
+
+    rng = random.Random(11)
+    pieces = ["abc", "abcabc", " ", "\n", "中文", "😀", "the same line\n", "x" * 30, "zq", "ü"]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 120)))
+        for n in (1, 2, 5, 10, 17):
+            assert char_rep_ratio_fast(text, n) == char_rep_ratio(text, n)
