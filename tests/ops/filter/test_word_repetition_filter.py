@@ -114,3 +114,16 @@ def test_tokenized_ratio_matches_data_juicer(tmp_path, monkeypatch):
     model = "sentencepiece(lang='en')"
     assert set(samples[Fields.context][0]) == {f"{InterVars.words}-{model}-text",
                                                 f"{InterVars.refined_words}-{model}-text-True-SPECIAL_CHARS-False-[2]-"}
+
+
+def test_numpy_ratio_equals_counter_ratio():
+    import random
+
+    from data_juicer.ops.filter.word_repetition_filter import word_rep_ratio, word_rep_ratio_fast
+
+    rng = random.Random(5)
+    vocab = ["a", "b", "the", "中文", "😀", "x y", "word", "again", "c"]
+    for _ in range(300):
+        words = [rng.choice(vocab) for _ in range(rng.randint(0, 300))]
+        for n in (1, 2, 3, 10):
+            assert word_rep_ratio_fast(words, n) == word_rep_ratio(words, n)
