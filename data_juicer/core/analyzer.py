@@ -6,6 +6,7 @@ per stat, list-valued stats exploded, as Data-Juicer does).
 """
 
 import os
+import shutil
 from typing import Optional
 
 from loguru import logger
@@ -101,12 +102,12 @@ class Analyzer(DefaultExecutor):
         if self.auto and self.auto_num:
             ds = ds.select(range(min(self.auto_num, ds.num_rows)))
         wrapped = [StatsOnly(op) for op in ops]
-        reports = {id(w): None for w in wrapped}
         if wrapped:
             from data_juicer.core.executor import OpReport
 
             reports = {id(w): OpReport(w.name) for w in wrapped}
             ds = self._run_row_stage(Stage(wrapped, row_wise=True), ds, reports)
+        shutil.rmtree(os.path.join(self.job_dir, ".counters"), ignore_errors=True)
         from data_juicer.core.exporter import stats_path_for, write_jsonl, export_format
 
         fmt = export_format(self.cfg["export_path"], self.cfg.get("export_type"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 import uuid
@@ -154,6 +155,7 @@ class DefaultExecutor:
         run_report = RunReport(self.job_dir, report.files, report.stats_file, rows_in, report.rows,
                                self.ledger.total, took, [reports[id(op)] for op in ops])
         self._write_summary(run_report)
+        shutil.rmtree(os.path.join(self.job_dir, ".counters"), ignore_errors=True)
         if self._log_sink is not None:
             logger.remove(self._log_sink)
         return run_report
