@@ -64,7 +64,13 @@ class FusedRun:
         self.needs_context = any(op.uses for op in self.ops)
 
     def __call__(self, samples: dict[str, list]) -> dict[str, list]:
+        had_stats = Fields.stats in samples
         out, errors = self.apply(dict(samples))
+        if not had_stats and Fields.stats in out and not any(out[Fields.stats]):
+            # only filters without statistics ran (e.g. suffix_filter): no stats column, as Data-Juicer
+            del out[Fields.stats]
+            if errors is not None:
+                errors.pop(Fields.stats, None)
         if self.mark_errors:
             out[Fields.error] = [""] * batch_len(out)
             if errors is not None and batch_len(errors):

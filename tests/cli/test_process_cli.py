@@ -120,3 +120,11 @@ def test_console_script_help_and_run(make_recipe, tmp_path):
     res = subprocess.run(cmd + ["--config", recipe], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert len(read_jsonl(tmp_path / "out" / "result.jsonl")) == 3
+
+
+def test_filters_without_stats_write_no_stats_file(make_recipe, tmp_path):
+    recipe = make_recipe(ROWS, [{"suffix_filter": {"suffixes": [".jsonl"]}}])
+    assert main(["--config", recipe]) == 0
+    out = read_jsonl(tmp_path / "out" / "result.jsonl")
+    assert len(out) == 4 and out[0]["__dj__suffix__"] == ".jsonl"
+    assert not (tmp_path / "out" / "result_stats.jsonl").exists()
