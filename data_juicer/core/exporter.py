@@ -8,6 +8,7 @@ As in Data-Juicer (which writes with HF ``to_json``), ``.json`` output is JSON L
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -44,17 +45,17 @@ def _tmp_name(path: str) -> str:
 
 
 def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096) -> None:
-    import orjson
-
+    """One JSON object per line, UTF-8 kept, formatted as Data-Juicer writes (``json.dumps``), so
+    the same data gives byte-identical files."""
     tmp = _tmp_name(path)
+    dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     try:
-        with open(tmp, "wb") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             for batch in table.to_batches(max_chunksize=batch_rows):
                 rows = batch.to_pylist()
-                f.write(b"\n".join(orjson.dumps(r, option=orjson.OPT_SERIALIZE_NUMPY, default=_json_default)
-                                   for r in rows))
                 if rows:
-                    f.write(b"\n")
+                    f.write("\n".join(map(dumps, rows)))
+                    f.write("\n")
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -63,6 +64,8 @@ def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096) -> None:
 
 
 def _json_default(obj):
+    if hasattr(obj, "tolist"):  # numpy values
+        return obj.tolist()
     if isinstance(obj, (bytes, bytearray)):
         return obj.decode("utf-8", errors="replace")
     if hasattr(obj, "isoformat"):
