@@ -143,7 +143,8 @@ class DefaultExecutor:
         done = 0
         for stage in plan_stages(ops):
             n_new = len([op for op in stage.ops if op is not stage.dedup]) if stage.row_wise else 1
-            if done + n_new <= skip:
+            # a hashing pass belongs to its dedup: skip it only when that dedup is done too
+            if done + n_new + (1 if stage.row_wise and stage.dedup else 0) <= skip:
                 done += n_new
                 continue
             ds = self._run_stage(stage, ds, reports)

@@ -128,3 +128,16 @@ def test_filters_without_stats_write_no_stats_file(make_recipe, tmp_path):
     out = read_jsonl(tmp_path / "out" / "result.jsonl")
     assert len(out) == 4 and out[0]["__dj__suffix__"] == ".jsonl"
     assert not (tmp_path / "out" / "result_stats.jsonl").exists()
+
+
+@pytest.mark.parametrize("process", [
+    [{"document_deduplicator": None}],
+    [{"random_selector": {"select_num": 5}}, {"document_deduplicator": None}],
+    [{"document_deduplicator": None}, {"document_deduplicator": {"lowercase": True}}],
+])
+def test_dedup_first_or_after_a_global_op(make_recipe, tmp_path, process):
+    rows = [{"id": i, "text": t} for i, t in enumerate(["Same text", "same text", "Same text", "other", "Other"])]
+    recipe = make_recipe(rows, process)
+    assert main(["--config", recipe]) == 0
+    kept = [r["text"] for r in read_jsonl(tmp_path / "out" / "result.jsonl")]
+    assert len(kept) == len(set(kept)) and "other" in kept

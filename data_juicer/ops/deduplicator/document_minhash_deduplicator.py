@@ -1,0 +1,180 @@
+import os
+from typing import Annotated, Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import regex
+from loguru import logger
+from pydantic import Field, PositiveInt
+
+from data_juicer.models.loader import ensure_installed, load_sentencepiece, resolve_model_file
+from data_juicer.ops.base import Deduplicator
+from data_juicer.ops.common.minhash import optimal_lsh_params, permutations, shingle_hashes, signatures
+from data_juicer.ops.common.shingles import TOKENIZATIONS, shingles
+from data_juicer.ops.common.union_find import first_duplicates, min_component_labels
+from data_juicer.ops.registry import OPERATORS
+from data_juicer.utils.constant import HashKeys
+
+
+@OPERATORS.register_module("document_minhash_deduplicator")
+class DocumentMinhashDeduplicator(Deduplicator):
+    """Removes near-duplicate documents with MinHash LSH.
+
+    Each text (lower-cased if ``lowercase``, without ``ignore_pattern`` matches) is cut into shingles of
+    ``window_size`` tokens, and its MinHash signature over ``num_permutations`` permutations goes
+    into ``__dj__minhash``. The signature is split into ``num_bands`` bands of
+    ``num_rows_per_band`` values; documents equal in any band are candidates, and candidates are
+    joined transitively into clusters. Only the first document of each cluster is kept, in the
+    original order; the hash column is removed. Documents with fewer than ``window_size`` tokens
+    all share one signature, so they are duplicates of each other. Same signatures, bands and
+    kept samples as Data-Juicer 1.6.1.
+    """
+
+    @classmethod
+    def required_packages(cls, params: dict) -> tuple:
+        return ("sentencepiece",) if params.get("tokenization") == "sentencepiece" else ()
+
+    def __init__(
+        self,
+        tokenization: str = "space",
+        window_size: PositiveInt = 5,
+        lowercase: bool = True,
+        ignore_pattern: Optional[str] = None,
+        num_permutations: PositiveInt = 256,
+        jaccard_threshold: Annotated[float, Field(ge=0, le=1)] = 0.7,
+        num_bands: Optional[PositiveInt] = None,
+        num_rows_per_band: Optional[PositiveInt] = None,
+        tokenizer_model: Optional[str] = None,
+        **kwargs,
+    ):
+        """
+        :param tokenization: how texts are cut into tokens: ``space`` (words between spaces),
+            ``punctuation`` (pieces between punctuation marks), ``character``, or
+            ``sentencepiece`` (pieces of the model ``tokenizer_model``); ``character`` suits
+            Chinese-like languages, ``sentencepiece`` mixed languages
+        :param window_size: tokens per shingle
+        :param lowercase: lower-case texts before shingling
+        :param ignore_pattern: regular expression whose matches are removed before shingling
+            (with ``punctuation`` tokenization it should not match punctuation)
+        :param num_permutations: number of MinHash permutations
+        :param jaccard_threshold: Jaccard similarity from which two texts count as near
+            duplicates; used to choose the bands when they are not given
+        :param num_bands: number of LSH bands; when this or ``num_rows_per_band`` is not
+            given, both are chosen to minimise the false positive and negative rates at
+            ``jaccard_threshold``
+        :param num_rows_per_band: signature values per LSH band
+        :param tokenizer_model: sentencepiece model file (path, or name of a file in the
+            models folder) for ``sentencepiece`` tokenization
+        """
+        super().__init__(**kwargs)
+        if tokenization not in TOKENIZATIONS:
+            raise ValueError(f"{self.name}: unknown tokenization '{tokenization}'; "
+                             f"use one of {', '.join(TOKENIZATIONS)}")
+        self.tokenization = tokenization
+        self.window_size = window_size
+        self.lowercase = lowercase
+        self.ignore_pattern = ignore_pattern
+        self._ignore = regex.compile(ignore_pattern) if ignore_pattern else None
+        if ignore_pattern and tokenization == "punctuation":
+            logger.warning(f"{self.name}: with punctuation tokenization, an ignore_pattern that matches "
+                           "punctuation changes the tokens")
+        self.tokenizer_model = tokenizer_model
+        self._sp_path = None
+        if tokenization == "sentencepiece":
+            if tokenizer_model is None:
+                raise ValueError(f"{self.name}: tokenization 'sentencepiece' needs `tokenizer_model` "
+                                 "(path or name of a sentencepiece model file)")
+            self.requires = ("sentencepiece",)
+            ensure_installed(self.requires, self.name)
+            self._sp_path = resolve_model_file(
+                tokenizer_model, tokenizer_model if os.path.exists(tokenizer_model) else None, self.name,
+                path_param="tokenizer_model", what="sentencepiece model")
+        self.num_permutations = num_permutations
+        self.jaccard_threshold = jaccard_threshold
+        if num_bands is None or num_rows_per_band is None:
+            num_bands, num_rows_per_band = optimal_lsh_params(jaccard_threshold, num_permutations)
+        self.num_bands = num_bands
+        self.num_rows_per_band = num_rows_per_band
+        # signature values the bands read (bands past the end of the signature are empty)
+        self._width = min(num_permutations, num_bands * num_rows_per_band)
+        self._perm_a, self._perm_b = (p[:self._width] for p in permutations(num_permutations))
+
+    def _shingle_sets(self, texts: list[str]) -> list[set]:
+        if self.lowercase:
+            texts = [t.lower() for t in texts]
+        if self._ignore is not None:
+            texts = [self._ignore.sub("", t) for t in texts]
+        if self.tokenization == "sentencepiece":
+            texts = load_sentencepiece("", self._sp_path, self.name).encode(texts, out_type=str, num_threads=1)
+        return [set(shingles(t, self.tokenization, self.window_size)) for t in texts]
+
+    def compute_hash(self, samples):
+        if HashKeys.minhash in samples:
+            return samples
+        hashes = [shingle_hashes(s) for s in self._shingle_sets(samples[self.text_key])]
+        sig = signatures(hashes, self._perm_a, self._perm_b)
+        size = sig.shape[1] * 4
+        raw = sig.astype("<u4", copy=False).tobytes()
+        samples[HashKeys.minhash] = [raw[i:i + size] for i in range(0, len(raw), size)]
+        return samples
+
+    def _signature_matrix(self, dataset) -> np.ndarray:
+        col = dataset.arrow_column(HashKeys.minhash)
+        width = self._width
+        sig = np.empty((len(col), width), dtype=np.uint32)
+        row = 0
+        for chunk in col.chunks:  # chunk by chunk: all signatures may pass binary's 2 GiB offsets
+            n = len(chunk)
+            if not n:
+                continue
+            lengths = pc.min_max(pc.binary_length(chunk)).as_py()
+            if chunk.null_count or lengths != {"min": width * 4, "max": width * 4}:
+                raise ValueError(f"{self.name}: column {HashKeys.minhash} does not hold {width}-value signatures "
+                                 "from this op's parameters; drop it and hash again")
+            offset_type = np.int64 if pa.types.is_large_binary(chunk.type) else np.int32
+            offsets = np.frombuffer(chunk.buffers()[1], dtype=offset_type)[chunk.offset:chunk.offset + n + 1]
+            data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+            sig[row:row + n] = data.view("<u4").reshape(n, width)
+            row += n
+        return sig
+
+    def _band_edges(self, sig: np.ndarray):
+        """(later, first) index pairs of documents equal in some band."""
+        n = len(sig)
+        index = np.arange(n)
+        later, first = [], []
+        for band in range(self.num_bands):
+            lo = band * self.num_rows_per_band
+            hi = min(lo + self.num_rows_per_band, sig.shape[1])
+            if lo >= hi:  # an empty band: every document falls in the same bucket
+                later.append(index[1:])
+                first.append(np.zeros(n - 1, dtype=np.int64))
+                continue
+            values = np.ascontiguousarray(sig[:, lo:hi])
+            keys = pa.Array.from_buffers(pa.binary(values.itemsize * (hi - lo)), n, [None, pa.py_buffer(values)])
+            # bucket numbers in order of first appearance, so a bucket's first document is where
+            # the running maximum of the numbers grows
+            codes = pc.dictionary_encode(keys).indices.to_numpy()
+            seen = np.maximum.accumulate(codes)
+            first_of = np.flatnonzero(np.r_[True, seen[1:] > seen[:-1]])
+            head = first_of[codes]
+            dup = np.flatnonzero(head != index)
+            later.append(dup)
+            first.append(head[dup])
+        return np.concatenate(later), np.concatenate(first)
+
+    def process(self, dataset, show_num: int = 0):
+        """Keep the first document of each cluster of near duplicates; also return up to
+        ``show_num`` clusters, in order of their first duplicate, each as
+        ``{first index: [first sample, first duplicate]}``, for the tracer."""
+        n = len(dataset)
+        if n <= 1:
+            return dataset.remove_columns([HashKeys.minhash]), {}
+        u, v = self._band_edges(self._signature_matrix(dataset))
+        labels = min_component_labels(n, u, v)
+        keep = np.flatnonzero(labels == np.arange(n))
+        logger.info(f"{self.name}: {n - len(keep)} near duplicates in {n} samples")
+        dataset = dataset.remove_columns([HashKeys.minhash])
+        pairs = {root: dataset.rows([root, dup]) for root, dup in first_duplicates(labels, show_num)}
+        return (dataset if len(keep) == n else dataset.select(keep)), pairs
