@@ -145,26 +145,18 @@ def _known_params(parser) -> list[str]:
 
 def validate_op(name: str, cls: type, params: dict, where: str) -> dict:
     """Type-check ``params`` against ``cls``'s signature; return the full keyword arguments."""
-    parser = _op_parser(cls)
-    known = _known_params(parser)
+    from data_juicer.config.op_schema import signature_params, validate_params
+
+    known = list(signature_params(cls))
     for p in params:
         if p not in known:
             close = difflib.get_close_matches(p, known, n=3, cutoff=0.6)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise ConfigError(f"{where}: operator '{name}' has no parameter '{p}'.{hint}")
     try:
-        ns = parser.parse_object(params)
-    except Exception as e:
-        # YAML reads `max_len: 5e5` as a float; Data-Juicer accepts it for an int parameter
-        integral = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in params.items()}
-        try:
-            ns = parser.parse_object(integral) if integral != params or any(
-                type(a) is not type(b) for a, b in zip(integral.values(), params.values())) else None
-        except Exception:
-            ns = None
-        if ns is None:
-            raise ConfigError(f"{where}: operator '{name}': {_clean_error(e)}") from e
-    return {k: v for k, v in ns.as_dict().items() if k in known}
+        return validate_params(cls, params)
+    except ValueError as e:
+        raise ConfigError(f"{where}: operator '{name}': {e}") from None
 
 
 # -- main entry --------------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""An op's parameter schema, read from its constructor signatures (the class and its bases).
+
+Validation uses pydantic on the annotated signature: the same types jsonargparse reads
+(``PositiveInt``, ``Annotated[int, Field(ge=2)]``, ``Optional``, ``Union``, ``Literal``...), built
+once per class in milliseconds, so checking a long recipe costs almost nothing at start-up.
+"""
+
+import inspect
+import typing
+from typing import Any
+
+_MODELS: dict[type, Any] = {}
+
+
+def signature_params(cls: type) -> dict[str, tuple[Any, Any]]:
+    """name -> (annotation, default or ...) over the constructors of ``cls`` and its bases."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        try:
+            hints = typing.get_type_hints(init, include_extras=True)
+        except Exception:  # an annotation that cannot be resolved is not checked
+            hints = {}
+        for p in inspect.signature(init).parameters.values():
+            if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in out:
+                continue
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            out[p.name] = (hints.get(p.name, Any), default)
+    return out
+
+
+def signature_model(cls: type):
+    model = _MODELS.get(cls)
+    if model is None:
+        from pydantic import ConfigDict, create_model
+
+        fields = {name: (ann, default) for name, (ann, default) in signature_params(cls).items()}
+        config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=())
+        model = create_model(f"{cls.__name__}Params", __config__=config, **fields)
+        _MODELS[cls] = model
+    return model
+
+
+def validate_params(cls: type, params: dict) -> dict:
+    """Validated keyword arguments (defaults filled in); raises ValueError with readable text."""
+    from pydantic import ValidationError
+
+    model = signature_model(cls)
+    try:
+        inst = model(**params)
+    except ValidationError as e:
+        parts = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"]) or "?"
+            parts.append(f"parameter '{loc}': {err['msg']} (got {err.get('input')!r})")
+        raise ValueError("; ".join(parts)) from None
+    return {name: getattr(inst, name) for name in model.model_fields}
