@@ -141,3 +141,9 @@ def test_dedup_first_or_after_a_global_op(make_recipe, tmp_path, process):
     assert main(["--config", recipe]) == 0
     kept = [r["text"] for r in read_jsonl(tmp_path / "out" / "result.jsonl")]
     assert len(kept) == len(set(kept)) and "other" in kept
+
+
+def test_settings_without_effect_are_announced(make_recipe, capsys):
+    recipe = make_recipe(ROWS, [{"text_length_filter": None}], open_tracer=True, op_fusion=True)
+    assert main(["--config", recipe]) == 0
+    assert "no effect yet in this version: open_tracer, op_fusion" in capsys.readouterr().err
