@@ -129,6 +129,7 @@ class DefaultExecutor:
         if not cfg["use_cache"]:
             datasets.disable_caching()
         self._warn_unsupported()
+        self.tracer = self._make_tracer()
         ops = self._build_ops()
         reports = {id(op): OpReport(op.name) for op in ops}
         ckpt, skip = self._checkpointer(), 0
@@ -153,6 +154,8 @@ class DefaultExecutor:
             if ckpt:
                 ds = self._save_checkpoint(ckpt, ds, done)
         report = self._export(ds)
+        if self.tracer is not None:
+            self.tracer.finish()
         took = time.time() - t0
         run_report = RunReport(self.job_dir, report.files, report.stats_file, rows_in, report.rows,
                                self.ledger.total, took, [reports[id(op)] for op in ops])
@@ -163,13 +166,21 @@ class DefaultExecutor:
         return run_report
 
     # recipe keys accepted for compatibility whose feature is not built yet in this executor
-    _NOT_YET = ("open_tracer", "op_fusion", "adaptive_batch_size", "open_monitor", "open_insight_mining",
+    _NOT_YET = ("op_fusion", "adaptive_batch_size", "open_monitor", "open_insight_mining",
                 "cache_compress", "decrypt_after_reading", "encrypt_before_export")
 
     def _warn_unsupported(self) -> None:
         unused = [k for k in self._NOT_YET if self.cfg.get(k)]
         if unused:
             logger.warning(f"these recipe settings have no effect yet in this version: {', '.join(unused)}")
+
+    def _make_tracer(self):
+        if not self.cfg["open_tracer"]:
+            return None
+        from data_juicer.core.tracer import TraceCollector
+
+        return TraceCollector(os.path.join(self.job_dir, "trace"), self.cfg["op_list_to_trace"],
+                              self.cfg["trace_num"], self.cfg["trace_keys"])
 
     def _checkpointer(self):
         if not self.cfg["use_checkpoint"]:
@@ -249,7 +260,7 @@ class DefaultExecutor:
 
         counters = StageCounters(os.path.join(self.job_dir, ".counters"), [op.name for op in stage.ops])
         run = FusedRun(stage.ops, id_keys=self.cfg.get("id_keys", ("id",)), mark_errors=self.cfg["skip_op_error"],
-                       counter_path=counters.path)
+                       counter_path=counters.path, tracer=getattr(self, "tracer", None))
         batch_size = min(op.batch_size for op in stage.ops)
         np_ = min([self.np] + [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0])
         num_proc = np_ if np_ > 1 and ds.num_rows > batch_size else None
@@ -279,7 +290,10 @@ class DefaultExecutor:
 
         wrapped = DJDataset(ds)
         if isinstance(op, Deduplicator):
-            result, _pairs = op.process(wrapped)
+            tracer = getattr(self, "tracer", None)
+            result, pairs = op.process(wrapped, show_num=self.cfg["trace_num"] if tracer else 0)
+            if tracer is not None:
+                tracer.duplicates(op.name, pairs)
         else:
             result = op.process(wrapped)
         return result.hf if isinstance(result, DJDataset) else result

@@ -15,8 +15,8 @@ import traceback
 from typing import Sequence
 
 from data_juicer.core.counters import append_counts
-from data_juicer.ops.base import OP
-from data_juicer.utils.batch import batch_len, concat_batches, take_rows
+from data_juicer.ops.base import OP, Filter, Mapper
+from data_juicer.utils.batch import batch_len, concat_batches, take_mask, take_rows
 from data_juicer.utils.constant import Fields
 
 
@@ -56,8 +56,9 @@ class FusedRun:
     """Applies ``ops`` in order to a batch; picklable, so it can ship to worker processes."""
 
     def __init__(self, ops: Sequence[OP], id_keys: Sequence[str] = ("id",), mark_errors: bool = True,
-                 counter_path: str | None = None):
+                 counter_path: str | None = None, tracer=None):
         self.ops = list(ops)
+        self.tracer = tracer
         self.id_keys = tuple(id_keys)
         self.mark_errors = mark_errors
         self.counter_path = counter_path
@@ -106,12 +107,12 @@ class FusedRun:
     def _apply_op(self, op: OP, samples: dict[str, list]):
         if not op.skip_op_error:
             try:
-                return op.run_batch(samples), None
+                return self._run(op, samples), None
             except Exception as e:  # name the op and the sample, then stop the run
                 raise OpError(op.name, self._locate(op, samples), e) from e
         snap = _snapshot(samples)
         try:
-            return op.run_batch(samples), None
+            return self._run(op, samples), None
         except Exception:
             pass
         # isolate: rerun row by row on the clean copy, keep the good rows in order
@@ -131,6 +132,21 @@ class FusedRun:
         errors = concat_batches(bad)
         errors["__dj__error_tmp__"] = marks
         return kept, errors
+
+    def _run(self, op: OP, samples: dict[str, list]) -> dict[str, list]:
+        tracer = self.tracer
+        if tracer is None or not tracer.wants(op.name):
+            return op.run_batch(samples)
+        if isinstance(op, Filter):
+            samples, keep = op.decide_batch(samples)
+            tracer.filter(op.name, samples, keep)
+            return samples if all(keep) else take_mask(samples, keep)
+        if isinstance(op, Mapper):
+            before = list(samples.get(op.text_key) or ())
+            out = op.run_batch(samples)
+            tracer.mapper(op.name, op.text_key, before, out)
+            return out
+        return op.run_batch(samples)
 
     def _locate(self, op: OP, samples: dict[str, list]) -> str:
         for i in range(batch_len(samples)):

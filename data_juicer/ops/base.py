@@ -265,7 +265,8 @@ class Filter(OP):
     def process_single(self, sample: dict) -> bool:
         raise NotImplementedError
 
-    def run_batch(self, samples):
+    def decide_batch(self, samples: dict[str, list]) -> tuple[dict[str, list], list[bool]]:
+        """Score a batch and decide: (the batch with its stats, keep flag per row)."""
         stats = samples.get(Fields.stats)
         n = len(next(iter(samples.values()))) if samples else 0
         if stats is None:
@@ -274,10 +275,11 @@ class Filter(OP):
             samples[Fields.stats] = [{} if s is None else s for s in stats]
         samples = self.compute_stats_batched(samples, context=Fields.context in samples) if self.uses else \
             self.compute_stats_batched(samples)
-        keep = list(self.process_batched(samples))
-        if all(keep):
-            return samples
-        return take_mask(samples, keep)
+        return samples, list(self.process_batched(samples))
+
+    def run_batch(self, samples):
+        samples, keep = self.decide_batch(samples)
+        return samples if all(keep) else take_mask(samples, keep)
 
     @property
     def is_row_wise(self) -> bool:

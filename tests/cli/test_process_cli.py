@@ -144,6 +144,6 @@ def test_dedup_first_or_after_a_global_op(make_recipe, tmp_path, process):
 
 
 def test_settings_without_effect_are_announced(make_recipe, capsys):
-    recipe = make_recipe(ROWS, [{"text_length_filter": None}], open_tracer=True, op_fusion=True)
+    recipe = make_recipe(ROWS, [{"text_length_filter": None}], adaptive_batch_size=True, op_fusion=True)
     assert main(["--config", recipe]) == 0
-    assert "no effect yet in this version: open_tracer, op_fusion" in capsys.readouterr().err
+    assert "no effect yet in this version: op_fusion, adaptive_batch_size" in capsys.readouterr().err
