@@ -303,13 +303,15 @@ class DefaultExecutor:
         from data_juicer.core.exporter import Exporter
 
         cfg = self.cfg
-        if ds._indices is not None:
-            ds = ds.flatten_indices()
+        t = time.time()
+        indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
         exporter = Exporter(cfg["export_path"], export_type=cfg.get("export_type"),
                             export_shard_size=cfg["export_shard_size"], keep_stats_in_res_ds=cfg["keep_stats_in_res_ds"],
                             keep_hashes_in_res_ds=cfg["keep_hashes_in_res_ds"],
                             num_proc=self.np if cfg["export_in_parallel"] else 1)
-        return exporter.export(ds.data.table)
+        report = exporter.export(ds.data.table, indices)
+        logger.info(f"exported {report.rows} samples in {time.time() - t:.2f}s")
+        return report
 
     def _write_summary(self, r: RunReport) -> None:
         summary = {

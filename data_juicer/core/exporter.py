@@ -44,14 +44,22 @@ def _tmp_name(path: str) -> str:
     return os.path.join(d, f".{b}.tmp-{uuid.uuid4().hex[:8]}")
 
 
-def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096) -> None:
+def _row_batches(table: pa.Table, indices, batch_rows: int):
+    if indices is None:
+        yield from table.to_batches(max_chunksize=batch_rows)
+        return
+    for start in range(0, len(indices), batch_rows):
+        yield table.take(indices[start:start + batch_rows])
+
+
+def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096, indices=None) -> None:
     """One JSON object per line, UTF-8 kept, formatted as Data-Juicer writes (``json.dumps``), so
-    the same data gives byte-identical files."""
+    the same data gives byte-identical files. ``indices``: write only these rows, in this order."""
     tmp = _tmp_name(path)
     dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            for batch in table.to_batches(max_chunksize=batch_rows):
+            for batch in _row_batches(table, indices, batch_rows):
                 rows = batch.to_pylist()
                 if rows:
                     f.write("\n".join(map(dumps, rows)))
@@ -112,8 +120,8 @@ class Exporter:
         self.export_stats = export_stats
         self.num_proc = num_proc
 
-    def export(self, table: pa.Table) -> ExportReport:
-        """Write ``table`` (already without rows that were filtered out)."""
+    def export(self, table: pa.Table, indices=None) -> ExportReport:
+        """Write the rows of ``table`` (or only ``indices`` of them, in that order)."""
         os.makedirs(os.path.dirname(os.path.abspath(self.export_path)) or ".", exist_ok=True)
         internal = [c for c in table.column_names if c in (Fields.error, Fields.context, Fields.row_index)]
         if internal:
@@ -123,7 +131,7 @@ class Exporter:
             cols = [c for c in (Fields.stats, Fields.meta) if c in table.column_names]
             if cols:
                 stats_file = stats_path_for(self.export_path, self.fmt)
-                write_jsonl(table.select(cols), stats_file)
+                write_jsonl(table.select(cols), stats_file, indices=indices)
         drop = []
         if not self.keep_stats:
             drop += [c for c in (Fields.stats, Fields.meta) if c in table.column_names]
@@ -131,8 +139,13 @@ class Exporter:
             drop += [c for c in HASH_COLUMNS if c in table.column_names]
         if drop:
             table = table.drop_columns(drop)
-        files = self._write_shards(table) if self.export_shard_size > 0 else [self._write_one(table)]
-        return ExportReport(files, stats_file, table.num_rows)
+        if self.export_shard_size > 0 or self.fmt == "parquet":
+            if indices is not None:
+                table = table.take(indices)
+            files = self._write_shards(table) if self.export_shard_size > 0 else [self._write_one(table)]
+            return ExportReport(files, stats_file, table.num_rows)
+        write_jsonl(table, self.export_path, indices=indices)
+        return ExportReport([self.export_path], stats_file, table.num_rows if indices is None else len(indices))
 
     def _write_one(self, table: pa.Table) -> str:
         _write(table, self.export_path, self.fmt)

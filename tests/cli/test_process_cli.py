@@ -147,3 +147,30 @@ def test_settings_without_effect_are_announced(make_recipe, capsys):
     recipe = make_recipe(ROWS, [{"text_length_filter": None}], adaptive_batch_size=True, op_fusion=True)
     assert main(["--config", recipe]) == 0
     assert "no effect yet in this version: op_fusion, adaptive_batch_size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_export_follows_selected_row_order(make_recipe, tmp_path, suffix):
+    rows = [{"id": i, "text": f"text {i}", "score": s} for i, s in enumerate([3, 9, 1, 7, 5])]
+    recipe = make_recipe(rows, [{"topk_specified_field_selector": {"field_key": "score", "topk": 3}},
+                                {"text_length_filter": {"min_len": 1}}],
+                         export_path=str(tmp_path / "out" / f"result.{suffix}"), keep_stats_in_res_ds=True)
+    assert main(["--config", recipe]) == 0
+    if suffix == "jsonl":
+        out = read_jsonl(tmp_path / "out" / "result.jsonl")
+    else:
+        import pyarrow.parquet as pq
+
+        out = pq.read_table(tmp_path / "out" / "result.parquet").to_pylist()
+    assert [r["score"] for r in out] == [9, 7, 5]
+    stats = read_jsonl(tmp_path / "out" / "result_stats.jsonl")
+    assert [s["__dj__stats__"]["text_len"] for s in stats] == [6, 6, 6]
+
+
+def test_export_after_final_selector_uses_its_order(make_recipe, tmp_path):
+    rows = [{"id": i, "text": f"text {i}", "score": s} for i, s in enumerate([3, 9, 1, 7, 5])]
+    recipe = make_recipe(rows, [{"text_length_filter": {"min_len": 1}},
+                                {"topk_specified_field_selector": {"field_key": "score", "topk": 2}}])
+    assert main(["--config", recipe]) == 0
+    assert [r["id"] for r in read_jsonl(tmp_path / "out" / "result.jsonl")] == [1, 3]
+    assert len(read_jsonl(tmp_path / "out" / "result_stats.jsonl")) == 2
