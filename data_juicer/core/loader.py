@@ -18,6 +18,7 @@ import numpy as np
 from data_juicer.utils.constant import Fields
 
 COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")
+SMALL_BYTES = 16 << 20  # JSONL up to this size is read into memory directly
 JSON_SUFFIXES = (".jsonl", ".json")
 TEXT_SUFFIXES = (
     ".txt", ".md", ".tex", ".asm", ".bat", ".cmd", ".c", ".h", ".cs", ".cpp", ".hpp", ".c++", ".h++", ".cc",
@@ -231,6 +232,9 @@ class Loader:
         builder, extra = {"json": ("json", {}), "parquet": ("parquet", {}), "csv": ("csv", {}),
                           "tsv": ("csv", {"delimiter": "\t"}), "text": ("text", {"sample_by": "document"})}[fmt]
         extra.update(kwargs)
+        small = self._read_small_jsonl(files) if fmt == "json" and not self.load_kwargs else None
+        if small is not None:
+            return small
         try:
             return datasets.load_dataset(builder, data_files=files, split="train", **extra)
         except Exception as e:  # find the culprit and say where it is
@@ -244,6 +248,23 @@ class Loader:
             raise DataLoadError(f"could not read {fmt} data from {files[0]}"
                                 f"{f' (+{len(files) - 1} more files)' if len(files) > 1 else ''}: "
                                 f"{type(e).__name__}: {e}") from e
+
+    def _read_small_jsonl(self, files: list[str]):
+        """Small uncompressed JSONL straight into memory with pyarrow (same table the datasets json
+        builder makes), skipping the builder's start-up and cache files; None to use the builder."""
+        import datasets
+        import pyarrow as pa
+        import pyarrow.json as paj
+        from datasets.table import InMemoryTable
+
+        if not all(f.endswith(".jsonl") for f in files) or sum(os.path.getsize(f) for f in files) > SMALL_BYTES:
+            return None
+        try:
+            tables = [paj.read_json(f) for f in files]
+            table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
+            return datasets.Dataset(InMemoryTable(table))
+        except Exception:  # anything unusual: let the datasets builder read it (and report errors)
+            return None
 
     def _lenient(self, path: str, rejected: list[dict]) -> str:
         if not file_suffix(path) == ".jsonl":
