@@ -34,7 +34,6 @@ def list_ops(out=None) -> None:
 
 
 def format_plan(recipe) -> str:
-    from data_juicer.core.executor import plan_stages
 
     lines = [f"recipe: {recipe.config_path}", f"dataset: {recipe.cfg.get('dataset') or recipe.cfg['dataset_path']}",
              f"export: {recipe.cfg['export_path']}", f"np: {recipe.cfg['np']}", "ops (execution order):"]

@@ -286,7 +286,6 @@ class DefaultExecutor:
         return out
 
     def _run_global(self, op: OP, ds):
-        from data_juicer.core.dataset import DJDataset
 
         wrapped = DJDataset(ds)
         if isinstance(op, Deduplicator):
@@ -306,7 +305,8 @@ class DefaultExecutor:
         t = time.time()
         indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
         exporter = Exporter(cfg["export_path"], export_type=cfg.get("export_type"),
-                            export_shard_size=cfg["export_shard_size"], keep_stats_in_res_ds=cfg["keep_stats_in_res_ds"],
+                            export_shard_size=cfg["export_shard_size"],
+                            keep_stats_in_res_ds=cfg["keep_stats_in_res_ds"],
                             keep_hashes_in_res_ds=cfg["keep_hashes_in_res_ds"],
                             num_proc=self.np if cfg["export_in_parallel"] else 1)
         report = exporter.export(ds.data.table, indices)

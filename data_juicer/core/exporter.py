@@ -36,7 +36,8 @@ def export_format(export_path: str, export_type: Optional[str] = None) -> str:
 
 
 def stats_path_for(export_path: str, fmt: str) -> str:
-    return export_path.replace("." + fmt, "_stats.jsonl") if ("." + fmt) in export_path else export_path + "_stats.jsonl"
+    suffix = "." + fmt
+    return export_path.replace(suffix, "_stats.jsonl") if suffix in export_path else export_path + "_stats.jsonl"
 
 
 def _tmp_name(path: str) -> str:

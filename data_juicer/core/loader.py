@@ -11,7 +11,7 @@ import json
 import os
 import shlex
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -173,7 +173,6 @@ class Loader:
 
     # -- public ------------------------------------------------------------------------------
     def load(self, specs: list[SourceSpec], max_sample_num: Optional[int] = None) -> LoadResult:
-        import datasets
 
         if not specs:
             raise DataLoadError("no dataset given: set dataset_path (or dataset.configs) in the recipe")
@@ -193,7 +192,6 @@ class Loader:
 
     # -- one dataset_path entry --------------------------------------------------------------
     def _load_source(self, path: str, rejected: list[dict]):
-        import datasets
 
         files = list_files(path, self.suffixes)
         groups: dict[str, list[str]] = {}

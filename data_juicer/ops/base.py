@@ -12,7 +12,7 @@ dataset facade. See DESIGN.md "The op contract".
 
 from typing import Any, ClassVar, Iterable, Literal, Optional, Union
 
-from pydantic import NonNegativeInt, PositiveInt
+from pydantic import PositiveInt
 
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.batch import iter_rows, rows_to_batch, take_mask

@@ -225,7 +225,8 @@ class HashKeys:
 
     @classmethod
     def all(cls) -> tuple[str, ...]:
-        return (cls.uid, cls.hash, cls.minhash, cls.simhash, cls.line_hashes, cls.imagehash, cls.videohash, cls.is_unique)
+        return (cls.uid, cls.hash, cls.minhash, cls.simhash, cls.line_hashes, cls.imagehash, cls.videohash,
+                cls.is_unique)
 
 
 class InterVars:

@@ -128,3 +128,29 @@ def compute_word_ratio(op, samples: dict, context: bool, words: frozenset[str], 
             refined = contexts[i][refined_key]
         stats[i][stat_key] = min(sum(map(contains, refined)) / len(refined), 1.0) if refined else 0.0
     return samples
+
+
+def setup_word_list_filter(op, words_type: str, label: str, dir_param: str, lang: str, tokenization: bool,
+                           words_dir: str, use_words_aug: bool, words_aug_group_sizes,
+                           words_aug_join_char: str) -> None:
+    """The constructor work the two word-list filters share: check and store the options, load the
+    list of ``lang`` into ``op.words`` and, with ``tokenization``, check the sentencepiece model."""
+    from data_juicer.models.loader import check_sentencepiece
+
+    sizes = list(words_aug_group_sizes)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
+        raise ValueError(f"{op.name}: words_aug_group_sizes must be positive integers, got {sizes!r}")
+    op.lang = lang
+    op.tokenization = tokenization
+    op.use_words_aug = use_words_aug
+    op.words_aug_group_sizes = sizes
+    op.words_aug_join_char = words_aug_join_char
+    lists = load_word_lists(words_dir, words_type, who=op.name)
+    if lang not in lists:
+        raise ValueError(f"{op.name}: no {label} list for lang={lang!r}; available: "
+                         f"{', '.join(sorted(lists))}. Add one with `{dir_param}`.")
+    op.words = lists[lang]
+    op.model_key = None
+    if tokenization:
+        op.requires = ("sentencepiece",)
+        op.model_key = check_sentencepiece(lang, who=op.name)

@@ -2,9 +2,9 @@ from typing import List
 
 from pydantic import PositiveInt
 
-from data_juicer.models.loader import check_sentencepiece, sentencepiece_tokenizer
+from data_juicer.models.loader import sentencepiece_tokenizer
 from data_juicer.ops.base import Filter
-from data_juicer.ops.common.word_lists import ASSET_DIR, compute_word_ratio, load_word_lists
+from data_juicer.ops.common.word_lists import ASSET_DIR, compute_word_ratio, setup_word_list_filter
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
@@ -52,26 +52,11 @@ class StopWordsFilter(Filter):
         :param words_aug_join_char: string joining the words of a run
         """
         super().__init__(**kwargs)
-        sizes = list(words_aug_group_sizes)
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
-            raise ValueError(f"stopwords_filter: words_aug_group_sizes must be positive integers, got {sizes!r}")
-        self.lang = lang
-        self.tokenization = tokenization
         self.min_ratio = min_ratio
         self.max_ratio = max_ratio
         self.stopwords_dir = stopwords_dir
-        self.use_words_aug = use_words_aug
-        self.words_aug_group_sizes = sizes
-        self.words_aug_join_char = words_aug_join_char
-        lists = load_word_lists(stopwords_dir, "stopwords", who=self.name)
-        if lang not in lists:
-            raise ValueError(f"stopwords_filter: no stopword list for lang={lang!r}; available: "
-                             f"{', '.join(sorted(lists))}. Add one with `stopwords_dir`.")
-        self.words = lists[lang]
-        self.model_key = None
-        if tokenization:
-            self.requires = ("sentencepiece",)
-            self.model_key = check_sentencepiece(lang, who=self.name)
+        setup_word_list_filter(self, "stopwords", "stopword", "stopwords_dir", lang, tokenization, stopwords_dir,
+                               use_words_aug, words_aug_group_sizes, words_aug_join_char)
 
     def compute_stats_batched(self, samples, context=False):
         tokenize = sentencepiece_tokenizer(self.lang, who=self.name) if self.tokenization else None

@@ -32,7 +32,8 @@ def _fragment_text(val: Any) -> str:
                 return _fragment_text(val[key])
         return ""
     if isinstance(val, list):
-        return "\n".join(_fragment_text(x) for x in val if x is not None and not (isinstance(x, str) and x == "")).strip()
+        parts = (_fragment_text(x) for x in val if x is not None and not (isinstance(x, str) and x == ""))
+        return "\n".join(parts).strip()
     return str(val).strip()
 
 

@@ -1,4 +1,4 @@
-from typing import Optional, Union
+from typing import Union
 
 from data_juicer.ops.base import Mapper
 from data_juicer.ops.common.regex_patterns import compile_pattern
