@@ -81,3 +81,33 @@ def batch_words(texts: list[str], indices: Sequence[int], contexts: list[dict] |
             if contexts is not None:
                 contexts[indices[j]][key] = words
     return out
+
+
+def setup_word_tokenizer(op, lang: str, tokenization: bool) -> None:
+    """Store ``lang``/``tokenization`` on a word-level op and, when tokenizing, check that
+    sentencepiece and the ``<lang>.sp.model`` file are there (``op.model_key`` names the split)."""
+    from data_juicer.models.loader import check_sentencepiece
+
+    op.lang = lang
+    op.tokenization = tokenization
+    op.model_key = None
+    if tokenization:
+        op.requires = ("sentencepiece",)
+        op.model_key = check_sentencepiece(lang, who=op.name)
+
+
+def sentencepiece_words(op):
+    """The op's sentencepiece tokenizer (loaded once per process), or None for the plain split."""
+    from data_juicer.models.loader import sentencepiece_tokenizer
+
+    return sentencepiece_tokenizer(op.lang, who=op.name) if op.tokenization else None
+
+
+def text_lines(text: str, context: dict | None, key: str) -> list[str]:
+    """``text.splitlines()``, shared through a sample's ``__dj__context__`` dict when given."""
+    if context is None:
+        return text.splitlines()
+    lines = context.get(key)
+    if lines is None:
+        lines = context[key] = text.splitlines()
+    return lines

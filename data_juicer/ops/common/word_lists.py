@@ -11,7 +11,13 @@ import json
 import os
 from collections.abc import Sequence
 
-from data_juicer.ops.common.text_words import batch_words, refine_words, refined_words_context_key, words_context_key
+from data_juicer.ops.common.text_words import (
+    batch_words,
+    refine_words,
+    refined_words_context_key,
+    setup_word_tokenizer,
+    words_context_key,
+)
 from data_juicer.utils.constant import Fields
 from data_juicer.utils.lazy import require
 
@@ -135,13 +141,9 @@ def setup_word_list_filter(op, words_type: str, label: str, dir_param: str, lang
                            words_aug_join_char: str) -> None:
     """The constructor work the two word-list filters share: check and store the options, load the
     list of ``lang`` into ``op.words`` and, with ``tokenization``, check the sentencepiece model."""
-    from data_juicer.models.loader import check_sentencepiece
-
     sizes = list(words_aug_group_sizes)
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
         raise ValueError(f"{op.name}: words_aug_group_sizes must be positive integers, got {sizes!r}")
-    op.lang = lang
-    op.tokenization = tokenization
     op.use_words_aug = use_words_aug
     op.words_aug_group_sizes = sizes
     op.words_aug_join_char = words_aug_join_char
@@ -150,7 +152,4 @@ def setup_word_list_filter(op, words_type: str, label: str, dir_param: str, lang
         raise ValueError(f"{op.name}: no {label} list for lang={lang!r}; available: "
                          f"{', '.join(sorted(lists))}. Add one with `{dir_param}`.")
     op.words = lists[lang]
-    op.model_key = None
-    if tokenization:
-        op.requires = ("sentencepiece",)
-        op.model_key = check_sentencepiece(lang, who=op.name)
+    setup_word_tokenizer(op, lang, tokenization)

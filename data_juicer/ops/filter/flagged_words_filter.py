@@ -2,8 +2,8 @@ from typing import List
 
 from pydantic import PositiveInt
 
-from data_juicer.models.loader import sentencepiece_tokenizer
 from data_juicer.ops.base import Filter
+from data_juicer.ops.common.text_words import sentencepiece_words
 from data_juicer.ops.common.word_lists import ASSET_DIR, compute_word_ratio, setup_word_list_filter
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
@@ -60,7 +60,7 @@ class FlaggedWordFilter(Filter):
                                use_words_aug, words_aug_group_sizes, words_aug_join_char)
 
     def compute_stats_batched(self, samples, context=False):
-        tokenize = sentencepiece_tokenizer(self.lang, who=self.name) if self.tokenization else None
+        tokenize = sentencepiece_words(self)
         return compute_word_ratio(self, samples, context, self.words, StatsKeys.flagged_words_ratio, tokenize)
 
     def process_batched(self, samples):

@@ -1,6 +1,7 @@
 import sys
 
 from data_juicer.ops.base import Filter
+from data_juicer.ops.common.text_words import text_lines
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
@@ -29,12 +30,7 @@ class MaximumLineLengthFilter(Filter):
         for i, (text, stat) in enumerate(zip(samples[self.text_key], samples[Fields.stats])):
             if key in stat:
                 continue
-            if contexts is None:
-                lines = text.splitlines()
-            else:
-                lines = contexts[i].get(lines_key)
-                if lines is None:
-                    lines = contexts[i][lines_key] = text.splitlines()
+            lines = text_lines(text, contexts[i] if contexts else None, lines_key)
             stat[key] = max(map(len, lines), default=0)
         return samples
 

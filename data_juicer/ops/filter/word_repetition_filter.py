@@ -4,9 +4,15 @@ from operator import countOf
 import numpy as np
 from pydantic import PositiveInt
 
-from data_juicer.models.loader import check_sentencepiece, sentencepiece_tokenizer
 from data_juicer.ops.base import Filter
-from data_juicer.ops.common.text_words import batch_words, refine_words, refined_words_context_key, words_context_key
+from data_juicer.ops.common.text_words import (
+    batch_words,
+    refine_words,
+    refined_words_context_key,
+    sentencepiece_words,
+    setup_word_tokenizer,
+    words_context_key,
+)
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
@@ -75,18 +81,13 @@ class WordRepetitionFilter(Filter):
         super().__init__(**kwargs)
         if not isinstance(rep_len, int) or isinstance(rep_len, bool) or rep_len < 1:
             raise ValueError(f"word_repetition_filter: rep_len must be a positive integer, got {rep_len!r}")
-        self.lang = lang
-        self.tokenization = tokenization
         self.rep_len = rep_len
         self.min_ratio = min_ratio
         self.max_ratio = max_ratio
-        self.model_key = None
-        if tokenization:
-            self.requires = ("sentencepiece",)
-            self.model_key = check_sentencepiece(lang, who=self.name)
+        setup_word_tokenizer(self, lang, tokenization)
 
     def _tokenize(self):
-        return sentencepiece_tokenizer(self.lang, who=self.name) if self.tokenization else None
+        return sentencepiece_words(self)
 
     def compute_stats_batched(self, samples, context=False):
         key = StatsKeys.word_rep_ratio

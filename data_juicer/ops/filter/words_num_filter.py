@@ -1,8 +1,13 @@
 import sys
 
-from data_juicer.models.loader import check_sentencepiece, sentencepiece_tokenizer
 from data_juicer.ops.base import Filter
-from data_juicer.ops.common.text_words import batch_words, refine_words, words_context_key
+from data_juicer.ops.common.text_words import (
+    batch_words,
+    refine_words,
+    sentencepiece_words,
+    setup_word_tokenizer,
+    words_context_key,
+)
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
@@ -33,17 +38,12 @@ class WordsNumFilter(Filter):
         :param max_num: largest number of words kept
         """
         super().__init__(**kwargs)
-        self.lang = lang
-        self.tokenization = tokenization
         self.min_num = min_num
         self.max_num = max_num
-        self.model_key = None
-        if tokenization:
-            self.requires = ("sentencepiece",)
-            self.model_key = check_sentencepiece(lang, who=self.name)
+        setup_word_tokenizer(self, lang, tokenization)
 
     def _tokenize(self):
-        return sentencepiece_tokenizer(self.lang, who=self.name) if self.tokenization else None
+        return sentencepiece_words(self)
 
     def compute_stats_batched(self, samples, context=False):
         key = StatsKeys.num_words
