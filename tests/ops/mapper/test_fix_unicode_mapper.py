@@ -151,3 +151,22 @@ def test_line_by_line_fast_path_equals_plain_ftfy():
     for _ in range(3000):
         s = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         assert fix_text_by_line(s, config, ftfy.fix_text) == ftfy.fix_text(s, config), repr(s)
+
+
+def test_line_shortcuts_equal_ftfy_on_random_mixed_text():
+    """fix_text_by_line skips ftfy steps that cannot change a line; the result must still be ftfy's."""
+    import random
+
+    import ftfy
+
+    from data_juicer.ops.mapper.fix_unicode_mapper import fix_text_by_line
+
+    pieces = list("ab &<>;\r\n\t\x1b\x0b\x85\u2028é–—“”‘’ÃÂ©®€ﬁＡ\u3000，。中文字ひらがなｶﾀｶﾅ한국어\u1100\u1161\u11a8"
+                  "\u0301\u0308e\u00a0\ufffd😀\u200b\u2060\ufeffпривет\u0394αβ╔═\ud800") + [
+        "&amp;", "&lt;", "&eacute;", "Ã©", "â€™", "Ã\u00a0", "\x1b[31m", "\r\n", "Ã¼ber", "ï¬\x81"]
+    rng = random.Random(7)
+    for form in ("NFC", "NFKC", "NFD"):
+        config = ftfy.TextFixerConfig(explain=False, normalization=form)
+        for _ in range(500):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+            assert fix_text_by_line(text, config, ftfy.fix_text) == ftfy.fix_text(text, config), repr(text)
