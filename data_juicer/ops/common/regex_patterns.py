@@ -7,6 +7,8 @@ Patterns use the ``regex`` package (``\\p{Han}``, Unicode-aware ``\\w``/``\\b``)
 
 from __future__ import annotations
 
+import re
+
 import regex
 
 
@@ -26,3 +28,42 @@ def compile_pattern(pattern: str, who: str, param: str = "pattern") -> regex.Pat
     except regex.error as e:
         raise ValueError(f"{who}: `{param}` {pattern!r} is not a valid regular expression ({e}); "
                          "fix it in the recipe") from e
+
+
+_SPACE = regex.compile(r"[ \t\n\r\f\v]")
+_SPACE_BACK = regex.compile(r"[ \t\n\r\f\v]", flags=regex.REVERSE)
+
+
+class TokenGatedSub:
+    """``pattern.sub(repl, text)``, run only on the space-delimited words of ``text`` that contain
+    a match of ``gate``.
+
+    Valid when every match of ``pattern`` contains no whitespace and contains a match of
+    ``gate``, and the pattern looks outside its match only for a word boundary at its start
+    (a word starts after an ASCII space character or at the text start, so ``\\b`` sees the same
+    there). Then the matches, and so the result, are exactly those of the plain ``sub``: the
+    engine just no longer tries the full pattern at every position of every word. The built-in
+    link and IP patterns qualify (see the tests).
+    """
+
+    def __init__(self, pattern: regex.Pattern, gate: str):
+        self.pattern = pattern
+        self.gate = re.compile(gate)
+
+    def __call__(self, repl: str, text: str) -> str:
+        out, last, sub = [], 0, self.pattern.sub
+        for m in self.gate.finditer(text):
+            at = m.start()
+            if at < last:  # inside the word just handled
+                continue
+            before = _SPACE_BACK.search(text, last, at)
+            start = before.end() if before else last
+            after = _SPACE.search(text, m.end())
+            end = after.start() if after else len(text)
+            out.append(text[last:start])
+            out.append(sub(repl, text[start:end]))
+            last = end
+        if not out:
+            return text
+        out.append(text[last:])
+        return "".join(out)

@@ -1,7 +1,7 @@
 from typing import Optional
 
 from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.regex_patterns import compile_pattern
+from data_juicer.ops.common.regex_patterns import TokenGatedSub, compile_pattern
 from data_juicer.ops.registry import OPERATORS
 
 # scheme:// or scheme:x, www., or domain.tld/ ; then URL characters with balanced parentheses
@@ -14,6 +14,9 @@ DEFAULT_LINK_PATTERN = (
     rf"(?:{_PAREN}|[^\s`!()\[\]{{}};:\'\".,<>?«»“”‘’])"
     r")"
 )
+
+# every link holds a ':' (scheme), a '/' (domain.tld/) or 'www', and no whitespace
+_LINK_GATE = r"[:/]|[wW]{3}"
 
 
 @OPERATORS.register_module("clean_links_mapper")
@@ -31,8 +34,10 @@ class CleanLinksMapper(Mapper):
         self.pattern = pattern
         self.repl = repl
         self._regex = compile_pattern(DEFAULT_LINK_PATTERN if pattern is None else pattern, self.name)
+        # the built-in pattern is applied only to the words that can hold a match
+        self._sub = TokenGatedSub(self._regex, _LINK_GATE).__call__ if pattern is None else self._regex.sub
 
     def process_batched(self, samples):
-        sub, repl = self._regex.sub, self.repl
+        sub, repl = self._sub, self.repl
         samples[self.text_key] = [sub(repl, t) for t in samples[self.text_key]]
         return samples
