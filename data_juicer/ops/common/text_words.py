@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from data_juicer.ops.common.strip_characters import SPECIAL_CHARACTERS
 from data_juicer.utils.constant import InterVars
 
-# the plain word split breaks on these three characters only (not on other whitespace)
-_SEPARATORS_TO_SPACE = str.maketrans("\n\t", "  ")
 
 
 def split_words(text: str) -> list[str]:
-    """Words of ``text`` split on space, newline and tab; runs of separators give no empty words."""
-    return [w for w in text.translate(_SEPARATORS_TO_SPACE).split(" ") if w]
+    """Words of ``text`` split on space, newline and tab only (not on other whitespace); runs of
+    separators give no empty words."""
+    words = text.replace("\n", " ").replace("\t", " ").split(" ")
+    return list(filter(None, words)) if "" in words else words
 
 
 def strip_special(word: str, chars: frozenset[str] = SPECIAL_CHARACTERS) -> str:

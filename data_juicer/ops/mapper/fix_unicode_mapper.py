@@ -54,6 +54,7 @@ def _fixers(config) -> list:
             if getattr(config, name)]
 
 
+@functools.lru_cache(maxsize=16384)  # boilerplate lines (headers, footers, notices) repeat across documents
 def _fix_line(line: str, config, unescape: bool) -> str:
     """One line through ftfy's ``fix_and_explain`` steps (explain off), skipping the steps that
     cannot change it.
