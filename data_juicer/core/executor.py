@@ -60,6 +60,11 @@ def plan_stages(ops: list[OP]) -> list[Stage]:
     return stages
 
 
+def _recipe_ops(op: OP) -> int:
+    """How many recipe entries ``op`` stands for (a fused filter stands for its members)."""
+    return getattr(op, "recipe_ops", 1)
+
+
 @dataclass
 class OpReport:
     name: str
@@ -131,7 +136,6 @@ class DefaultExecutor:
         self._warn_unsupported()
         self.tracer = self._make_tracer()
         ops = self._build_ops()
-        reports = {id(op): OpReport(op.name) for op in ops}
         ckpt, skip = self._checkpointer(), 0
         resumed = ckpt.resume() if ckpt else None
         if resumed:
@@ -142,9 +146,11 @@ class DefaultExecutor:
             ds = self._load()
             rows_in = ds.num_rows
         logger.info(f"{rows_in} samples; job folder {self.job_dir}")
+        ops = self._adapt(ops, ds, skip)
+        reports = {id(op): OpReport(op.name) for op in ops}
         done = 0
         for stage in plan_stages(ops):
-            n_new = len([op for op in stage.ops if op is not stage.dedup]) if stage.row_wise else 1
+            n_new = sum(_recipe_ops(op) for op in stage.ops if op is not stage.dedup) if stage.row_wise else 1
             # a hashing pass belongs to its dedup: skip it only when that dedup is done too
             if done + n_new + (1 if stage.row_wise and stage.dedup else 0) <= skip:
                 done += n_new
@@ -166,8 +172,30 @@ class DefaultExecutor:
         return run_report
 
     # recipe keys accepted for compatibility whose feature is not built yet in this executor
-    _NOT_YET = ("op_fusion", "adaptive_batch_size", "open_monitor", "open_insight_mining",
-                "cache_compress", "decrypt_after_reading", "encrypt_before_export")
+    _NOT_YET = ("open_monitor", "open_insight_mining", "cache_compress", "decrypt_after_reading",
+                "encrypt_before_export")
+
+    def _adapt(self, ops: list[OP], ds, skip: int) -> list[OP]:
+        """Probe, fuse, reorder and size (``op_fusion``, ``fusion_strategy``, ``adaptive_batch_size``)."""
+        cfg = self.cfg
+        self.adapter, self.probes, self.stats_order = None, [], None
+        if not (cfg["op_fusion"] or cfg["adaptive_batch_size"]) or skip:
+            return ops
+        from data_juicer.core.adapter import Adapter
+
+        self.adapter = Adapter(cfg, self.job_dir)
+        want_probe = cfg["adaptive_batch_size"] or (cfg["op_fusion"] and cfg["fusion_strategy"] == "probe")
+        if want_probe and ds.num_rows:
+            self.probes = self.adapter.probe_small_batch(ds, ops)
+        if not cfg["op_fusion"]:
+            return ops
+        # filter traces name the filter that dropped a sample: keep the recipe order when tracing
+        reorder = cfg["fusion_strategy"] == "probe" and self.tracer is None
+        optimized = self.adapter.optimize(ops, self.probes, reorder=reorder)
+        # with filters reordered, put the stat keys back in the order the recipe would give them
+        order = [k for p in sorted(self.probes, key=lambda p: p.index) for k in p.stats_keys]
+        self.stats_order = order or None
+        return optimized
 
     def _warn_unsupported(self) -> None:
         unused = [k for k in self._NOT_YET if self.cfg.get(k)]
@@ -253,6 +281,10 @@ class DefaultExecutor:
             rep.rows_out = ds.num_rows
             rep.seconds += time.time() - t
         logger.info(f"[{stage.label}] {n_before} -> {ds.num_rows} samples in {time.time() - t:.2f}s")
+        from data_juicer.models.loader import release_models
+
+        for op in stage.ops:  # models an op loaded in this process are not needed any more
+            release_models(op.name)
         return ds
 
     def _run_row_stage(self, stage: Stage, ds, reports: dict):
@@ -260,9 +292,15 @@ class DefaultExecutor:
 
         counters = StageCounters(os.path.join(self.job_dir, ".counters"), [op.name for op in stage.ops])
         run = FusedRun(stage.ops, id_keys=self.cfg.get("id_keys", ("id",)), mark_errors=self.cfg["skip_op_error"],
-                       counter_path=counters.path, tracer=getattr(self, "tracer", None))
+                       counter_path=counters.path, tracer=getattr(self, "tracer", None),
+                       stats_order=getattr(self, "stats_order", None))
         batch_size = min(op.batch_size for op in stage.ops)
         np_ = min([self.np] + [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0])
+        adapter = getattr(self, "adapter", None)
+        if adapter is not None and self.cfg["adaptive_batch_size"] and self.probes:
+            batch_size = adapter.batch_size_for(stage.ops, self.probes, batch_size)
+            np_ = adapter.num_proc_for(np_, batch_size, self.probes)
+            logger.info(f"[{stage.label[:80]}] adaptive batch size {batch_size}, {np_} worker(s)")
         num_proc = np_ if np_ > 1 and ds.num_rows > batch_size else None
         out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80])
         per_op = counters.collect()

@@ -56,8 +56,10 @@ class FusedRun:
     """Applies ``ops`` in order to a batch; picklable, so it can ship to worker processes."""
 
     def __init__(self, ops: Sequence[OP], id_keys: Sequence[str] = ("id",), mark_errors: bool = True,
-                 counter_path: str | None = None, tracer=None):
+                 counter_path: str | None = None, tracer=None, stats_order: Sequence[str] | None = None):
         self.ops = list(ops)
+        # filters run in another order than the recipe's (op_fusion): restore the stat keys' order
+        self.stats_order = list(stats_order) if stats_order else None
         self.tracer = tracer
         self.id_keys = tuple(id_keys)
         self.mark_errors = mark_errors
@@ -98,6 +100,11 @@ class FusedRun:
         if self.counter_path is not None:
             append_counts(self.counter_path, counts)
         samples.pop(Fields.context, None)
+        if self.stats_order and samples.get(Fields.stats):
+            order = self.stats_order
+            samples[Fields.stats] = [
+                {**{k: s[k] for k in order if k in s}, **{k: v for k, v in s.items() if k not in order}}
+                if isinstance(s, dict) else s for s in samples[Fields.stats]]
         errors = None
         if failed:
             errors = concat_batches(failed)

@@ -14,6 +14,7 @@ _DIST_TO_MODULE = {
     "fasttext-wheel": "fasttext",
     "fasttext-predict": "fasttext",
     "kenlm": "kenlm",
+    "ufal.kenlm": "kenlm",
     "pillow": "PIL",
     "scikit-learn": "sklearn",
     "scikit-image": "skimage",

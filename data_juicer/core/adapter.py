@@ -1,0 +1,259 @@
+"""The adapter: probe a small batch through the ops, then fuse, reorder and size the work.
+
+``probe_small_batch`` runs the first samples through each row-wise op in recipe order and
+records per op: seconds per sample, throughput, selectivity (the share a filter keeps, measured
+on the same input for every filter of a run so they can be compared) and peak Python memory per
+sample. The results are logged and saved as ``probe.json`` in the job folder.
+
+``optimize`` (``op_fusion: true``):
+  * filters of a run that share an intermediate value (words, lines...) become one
+    ``OpFusion:(a,b)`` op, as in Data-Juicer (they share the value through the context);
+  * with ``fusion_strategy: probe``, the filters of each run of consecutive filters are ordered
+    by expected cost per dropped sample, ``seconds_per_sample / (1 - selectivity)``: cheap,
+    selective filters first. A sample is kept only if every filter keeps it, and every filter
+    still scores every kept sample, so the output is the same as in recipe order (the executor
+    restores the recipe's order of the keys in ``__dj__stats__``).
+  Mappers, deduplicators and dataset-level ops stay where they are.
+
+``batch_size_for`` (``adaptive_batch_size: true``) picks a stage's batch size from the probe:
+about ``target_seconds`` of work per batch, within a memory budget; ``num_proc_for`` caps the
+worker count by the free memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import tracemalloc
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from loguru import logger
+
+from data_juicer.ops.base import OP, Filter
+from data_juicer.ops.fused import FusedFilter
+from data_juicer.utils.batch import batch_len
+from data_juicer.utils.constant import Fields
+
+
+@dataclass
+class OpProbe:
+    name: str
+    index: int  # position in the op list
+    kind: str  # mapper | filter | dedup-hash | other
+    samples_in: int
+    samples_out: int  # for filters: how many it would keep of samples_in
+    seconds: float
+    seconds_per_sample: float
+    speed: float  # samples per second
+    selectivity: float  # kept / in (1.0 for non-filters)
+    peak_bytes_per_sample: float
+    stats_keys: tuple = ()
+    error: Optional[str] = None
+
+
+def _copy_batch(samples: dict[str, list]) -> dict[str, list]:
+    out = {k: list(v) for k, v in samples.items()}
+    if Fields.stats in out:
+        out[Fields.stats] = [dict(s) if isinstance(s, dict) else {} for s in out[Fields.stats]]
+    if Fields.context in out:
+        out[Fields.context] = [{} for _ in out[Fields.context]]
+    return out
+
+
+def _kind(op: OP) -> str:
+    if isinstance(op, Filter):
+        return "filter"
+    return {"mapper": "mapper", "deduplicator": "dedup-hash"}.get(op.op_type, "other")
+
+
+class Adapter:
+    def __init__(self, cfg: dict, job_dir: Optional[str] = None, probe_samples: int = 1000,
+                 memory_probe_samples: int = 100, target_seconds: float = 2.0, batch_memory_mb: float = 512.0):
+        self.cfg = cfg
+        self.job_dir = job_dir
+        self.probe_samples = probe_samples
+        self.memory_probe_samples = memory_probe_samples
+        self.target_seconds = target_seconds
+        self.batch_memory_mb = batch_memory_mb
+        self._op_at: dict[int, int] = {}  # probe index -> id() of the op it measured
+
+    # -- probing ---------------------------------------------------------------------------
+    def take_batch(self, ds) -> dict[str, list]:
+        n = min(self.probe_samples, ds.num_rows)
+        return ds.select(range(n)).to_dict() if n else {}
+
+    def probe_small_batch(self, ds, ops: list[OP]) -> list[OpProbe]:
+        """Time each row-wise op of ``ops`` on the first samples; dataset-level ops are skipped."""
+        self._op_at = {i: id(op) for i, op in enumerate(ops)}
+        batch = self.take_batch(ds)
+        probes: list[OpProbe] = []
+        if not batch or not batch_len(batch):
+            return probes
+        needs_context = any(op.uses for op in ops)
+        for i, op in enumerate(ops):
+            if not op.is_row_wise:
+                continue
+            n_in = batch_len(batch)
+            if not n_in:
+                break
+            work = _copy_batch(batch)
+            if needs_context:
+                work[Fields.context] = [{} for _ in range(n_in)]
+            keys_before = set(work[Fields.stats][0]) if Fields.stats in work else set()
+            t = time.perf_counter()
+            try:
+                if isinstance(op, Filter):
+                    out, keep = op.decide_batch(work)
+                    n_out = sum(map(bool, keep))
+                else:
+                    out = op.run_batch(work)
+                    n_out = batch_len(out)
+            except Exception as e:  # a probe failure only disables optimisation around this op
+                probes.append(OpProbe(op.name, i, _kind(op), n_in, n_in, 0.0, 0.0, 0.0, 1.0, 0.0,
+                                      error=f"{type(e).__name__}: {e}"))
+                logger.warning(f"probe: {op.name} failed on the probe batch ({type(e).__name__}: {e})")
+                continue
+            secs = time.perf_counter() - t
+            peak = self._peak_bytes_per_sample(op, batch)
+            new_keys = ()
+            if isinstance(op, Filter) and out.get(Fields.stats):
+                new_keys = tuple(k for k in out[Fields.stats][0] if k not in keys_before)
+            probes.append(OpProbe(op.name, i, _kind(op), n_in, n_out, secs, secs / n_in,
+                                  n_in / secs if secs > 0 else float("inf"),
+                                  n_out / n_in if isinstance(op, Filter) else 1.0, peak, new_keys))
+            if not isinstance(op, Filter):  # filters are measured side by side on the same input
+                out.pop(Fields.context, None)
+                batch = out
+        self._report(probes)
+        return probes
+
+    def _peak_bytes_per_sample(self, op: OP, batch: dict[str, list]) -> float:
+        n = min(self.memory_probe_samples, batch_len(batch))
+        if not n:
+            return 0.0
+        small = _copy_batch({k: v[:n] for k, v in batch.items()})
+        if op.uses:
+            small[Fields.context] = [{} for _ in range(n)]
+        started = not tracemalloc.is_tracing()
+        if started:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        try:
+            op.decide_batch(small) if isinstance(op, Filter) else op.run_batch(small)
+            peak = tracemalloc.get_traced_memory()[1] - base
+        except Exception:
+            peak = 0
+        finally:
+            if started:
+                tracemalloc.stop()
+        return max(peak, 0) / n
+
+    def _report(self, probes: list[OpProbe]) -> None:
+        if not probes:
+            return
+        lines = [f"{'op':48s} {'kind':10s} {'in':>6s} {'kept':>6s} {'samples/s':>10s} {'KB/sample':>9s}"]
+        for p in probes:
+            lines.append(f"{p.name[:48]:48s} {p.kind:10s} {p.samples_in:6d} {p.samples_out:6d} "
+                         f"{p.speed:10.0f} {p.peak_bytes_per_sample / 1024:9.1f}")
+        logger.info("probe of the first samples:\n" + "\n".join(lines))
+        if self.job_dir:
+            path = os.path.join(self.job_dir, "probe.json")
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump([asdict(p) for p in probes], f, indent=2, default=str)
+            os.replace(tmp, path)
+
+    # -- fusion and reordering -----------------------------------------------------------------
+    def optimize(self, ops: list[OP], probes: Optional[list[OpProbe]] = None,
+                 reorder: bool = True) -> list[OP]:
+        """Fuse filters sharing intermediate values; reorder runs of filters by cost per drop."""
+        by_op = {id(ops[p.index]): p for p in probes or [] if p.error is None}
+        out: list[OP] = []
+        run: list[Filter] = []
+
+        def flush():
+            if run:
+                out.extend(self._optimize_filter_run(run, by_op, reorder and bool(by_op)))
+                run.clear()
+
+        for op in ops:
+            if isinstance(op, Filter) and getattr(op, "commutable", True):
+                run.append(op)
+            else:
+                flush()
+                out.append(op)
+        flush()
+        return out
+
+    def _optimize_filter_run(self, run: list[Filter], by_op: dict, reorder: bool) -> list[Filter]:
+        groups: dict[str, list[Filter]] = {}
+        units: list[list[Filter]] = []
+        for f in run:  # group by the first intermediate value a filter uses, in recipe order
+            if f.uses:
+                key = f.uses[0]
+                if key not in groups:
+                    groups[key] = []
+                    units.append(groups[key])
+                groups[key].append(f)
+            else:
+                units.append([f])
+        fused: list[Filter] = []
+        for unit in units:
+            if len(unit) > 1:
+                op = FusedFilter(unit)
+                logger.info(f"Ops are fused into one op {op.name}.")
+                fused.append(op)
+            else:
+                fused.append(unit[0])
+        if not reorder or any(self._members(u)[0] not in by_op for u in fused):
+            return fused
+
+        def rank(op: Filter) -> float:
+            members = [by_op[m] for m in self._members(op) if m in by_op]
+            cost = sum(p.seconds_per_sample for p in members)
+            keep = 1.0
+            for p in members:
+                keep *= p.selectivity  # members decide independently enough for ordering purposes
+            return cost / max(1.0 - keep, 1e-6)
+
+        ordered = sorted(fused, key=rank)
+        if ordered != fused:
+            logger.info("filters reordered by probed cost per dropped sample: "
+                        + " -> ".join(op.name for op in ordered))
+        return ordered
+
+    @staticmethod
+    def _members(op: OP) -> list[int]:
+        return [id(f) for f in op.filters] if isinstance(op, FusedFilter) else [id(op)]
+
+    # -- sizing ----------------------------------------------------------------------------
+    def batch_size_for(self, stage_ops: list[OP], probes: list[OpProbe], default: int) -> int:
+        """About ``target_seconds`` of work per batch, at most ``batch_memory_mb`` of peak memory."""
+        ids = {id(op) for op in stage_ops}
+        for op in stage_ops:
+            if isinstance(op, FusedFilter):
+                ids.update(id(f) for f in op.filters)
+        sel = [p for p in probes if p.error is None and self._op_at.get(p.index) in ids]
+        if not sel:
+            return default
+        per_sample = sum(p.seconds_per_sample for p in sel)
+        mem = max(p.peak_bytes_per_sample for p in sel)
+        size = int(self.target_seconds / per_sample) if per_sample > 0 else default
+        if mem > 0:
+            size = min(size, int(self.batch_memory_mb * 2**20 / mem))
+        return max(16, min(size, 20000))
+
+    def num_proc_for(self, np_: int, batch_size: int, probes: list[OpProbe]) -> int:
+        """Cap the worker count so each worker's batches fit in the free memory."""
+        try:
+            import psutil
+
+            free = psutil.virtual_memory().available
+        except Exception:  # pragma: no cover - psutil is a core dependency
+            return np_
+        mem = max((p.peak_bytes_per_sample for p in probes if p.error is None), default=0.0)
+        per_worker = 300 * 2**20 + 3 * batch_size * mem  # interpreter + loaded ops, and a few batches in flight
+        return max(1, min(np_, int(0.8 * free // per_worker) or 1))

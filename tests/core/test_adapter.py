@@ -1,0 +1,151 @@
+"""The adapter: probe, op fusion, probe-based reordering and adaptive batch sizes."""
+import json
+import os
+
+import datasets
+import pytest
+import yaml
+
+from data_juicer.cli.process import main as dj_process
+from data_juicer.core.adapter import Adapter
+from data_juicer.ops.fused import FusedFilter
+from data_juicer.ops.registry import OPERATORS
+from tests.conftest import read_jsonl, write_jsonl
+
+
+def _rows(n=120):
+    rows = []
+    for i in range(n):
+        if i % 3 == 0:
+            text = "short"  # dropped by text_length_filter(min_len=20)
+        elif i % 5 == 0:
+            text = "spam spam spam spam spam spam spam spam spam spam spam spam spam"  # word repetition
+        else:
+            text = f"Document {i} talks about rivers, mountains and {i * 7} small towns.\nA second line here."
+        rows.append({"id": i, "text": text})
+    return rows
+
+
+def _ops():
+    specs = [("whitespace_normalization_mapper", {}),
+             ("words_num_filter", {"min_num": 3}),
+             ("word_repetition_filter", {"rep_len": 2, "max_ratio": 0.5}),
+             ("maximum_line_length_filter", {"min_len": 5}),
+             ("text_length_filter", {"min_len": 20})]
+    return [OPERATORS.get(n)(**p) for n, p in specs]
+
+
+def test_probe_measures_each_row_wise_op_and_filter_selectivity():
+    ds = datasets.Dataset.from_list(_rows())
+    ops = _ops()
+    probes = Adapter({}, probe_samples=60).probe_small_batch(ds, ops)
+    assert [p.name for p in probes] == [op.name for op in ops]
+    by = {p.name: p for p in probes}
+    # on the first 60 rows: 20 are "short" (i % 3 == 0); selectivity is measured on the same input for each filter
+    assert by["text_length_filter"].samples_in == 60
+    assert by["text_length_filter"].samples_out == 40
+    assert by["text_length_filter"].selectivity == pytest.approx(40 / 60)
+    # spam rows (i % 5 == 0 and i % 3 != 0: 5, 10, 20, 25, 35, 40, 50, 55) fail the repetition filter
+    assert by["word_repetition_filter"].samples_out == 60 - 8
+    assert by["word_repetition_filter"].stats_keys == ("word_rep_ratio",)
+    assert by["whitespace_normalization_mapper"].selectivity == 1.0
+    assert all(p.seconds_per_sample > 0 and p.peak_bytes_per_sample > 0 for p in probes)
+
+
+def test_optimize_fuses_shared_words_and_orders_by_cost_per_drop():
+    ds = datasets.Dataset.from_list(_rows())
+    ops = _ops()
+    adapter = Adapter({}, probe_samples=120)
+    probes = adapter.probe_small_batch(ds, ops)
+    out = adapter.optimize(ops, probes, reorder=True)
+    names = [op.name for op in out]
+    assert names[0] == "whitespace_normalization_mapper"  # mappers stay where they are
+    fused = [op for op in out if isinstance(op, FusedFilter)]
+    assert [op.name for op in fused] == ["OpFusion:(words_num_filter,word_repetition_filter)"]
+    # text_length_filter is the cheapest and drops a third: it must come first among the filters
+    assert names[1] == "text_length_filter"
+    assert sorted(names) == sorted(["whitespace_normalization_mapper", "text_length_filter",
+                                    "maximum_line_length_filter", fused[0].name])
+    # greedy strategy: fused, but in recipe order
+    greedy = [op.name for op in adapter.optimize(ops, probes, reorder=False)]
+    assert greedy == ["whitespace_normalization_mapper", fused[0].name, "maximum_line_length_filter",
+                      "text_length_filter"]
+
+
+def _recipe(tmp_path, name, **extra):
+    data = write_jsonl(tmp_path / "data.jsonl", _rows())
+    cfg = {"dataset_path": data, "export_path": str(tmp_path / name / "out.jsonl"), "np": 2,
+           "keep_stats_in_res_ds": True,
+           "process": [{"whitespace_normalization_mapper": None},
+                       {"words_num_filter": {"min_num": 3}},
+                       {"word_repetition_filter": {"rep_len": 2, "max_ratio": 0.5}},
+                       {"maximum_line_length_filter": {"min_len": 5}},
+                       {"text_length_filter": {"min_len": 20}},
+                       {"document_deduplicator": None}]}
+    cfg.update(extra)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return str(path), tmp_path / name
+
+
+def _files(out_dir):
+    return (out_dir / "out.jsonl").read_bytes(), (out_dir / "out_stats.jsonl").read_bytes()
+
+
+def test_fused_reordered_adaptive_run_gives_the_same_bytes(tmp_path):
+    plain, plain_dir = _recipe(tmp_path, "plain")
+    tuned, tuned_dir = _recipe(tmp_path, "tuned", op_fusion=True, fusion_strategy="probe",
+                               adaptive_batch_size=True)
+    assert dj_process(["--config", plain]) == 0
+    assert dj_process(["--config", tuned]) == 0
+    assert _files(plain_dir) == _files(tuned_dir)
+    kept = read_jsonl(plain_dir / "out.jsonl")
+    assert 0 < len(kept) < 120
+    job = next(p for p in tuned_dir.iterdir() if p.is_dir())
+    probe = json.loads((job / "probe.json").read_text())
+    assert {p["name"] for p in probe} >= {"words_num_filter", "text_length_filter"}
+    summary = json.loads((job / "summary.json").read_text())
+    names = [o["name"] for o in summary["ops"]]
+    assert "OpFusion:(words_num_filter,word_repetition_filter)" in names
+    assert names.index("text_length_filter") < names.index("maximum_line_length_filter")
+    assert summary["rows_out"] == len(kept)
+
+
+def test_general_fused_op_equals_the_ops_it_fuses(tmp_path):
+    plain, plain_dir = _recipe(tmp_path, "plain")
+    fused_cfg = yaml.safe_load(open(plain))
+    steps = fused_cfg["process"]
+    fused_cfg["process"] = [{"general_fused_op": {"batch_size": 50, "fused_op_list": steps[:5]}}, steps[5]]
+    fused_cfg["export_path"] = str(tmp_path / "fused" / "out.jsonl")
+    path = tmp_path / "fused.yaml"
+    path.write_text(yaml.safe_dump(fused_cfg))
+    assert dj_process(["--config", plain]) == 0
+    assert dj_process(["--config", str(path)]) == 0
+    assert _files(plain_dir) == _files(tmp_path / "fused")
+
+
+def test_fused_op_rejects_unknown_params_and_dataset_level_ops(tmp_path):
+    cls = OPERATORS.get("general_fused_op")
+    with pytest.raises(ValueError, match="min_nmu"):
+        cls(fused_op_list=[{"words_num_filter": {"min_nmu": 3}}])
+    with pytest.raises(ValueError, match="whole dataset"):
+        cls(fused_op_list=[{"document_deduplicator": {}}])
+    seq = OPERATORS.get("fused_sequential_batch_op")(
+        op_specs=[{"text_length_filter": {"min_len": 6}}], fused_ops=[OPERATORS.get("whitespace_normalization_mapper")()],
+        cleanup_columns=["tmp"])
+    out = seq.run_batch({"text": ["  Hello World  ", "tiny"], "tmp": [1, 2]})
+    assert out["text"] == ["Hello World"] and "tmp" not in out
+
+
+def test_adaptive_batch_size_follows_the_probe():
+    ds = datasets.Dataset.from_list(_rows())
+    ops = _ops()
+    adapter = Adapter({}, probe_samples=120, target_seconds=0.5, batch_memory_mb=1)
+    probes = adapter.probe_small_batch(ds, ops)
+    size = adapter.batch_size_for(ops, probes, default=1000)
+    per_sample = sum(p.seconds_per_sample for p in probes)
+    mem = max(p.peak_bytes_per_sample for p in probes)
+    expected = max(16, min(int(0.5 / per_sample), int(2**20 / mem), 20000))
+    assert size == expected
+    assert adapter.num_proc_for(2, size, probes) in (1, 2)
+    assert os.cpu_count()
