@@ -133,6 +133,10 @@ class DefaultExecutor:
         cfg = self.cfg
         if not cfg["use_cache"]:
             datasets.disable_caching()
+        if cfg.get("cache_compress"):
+            from data_juicer.core.cache import check_method
+
+            check_method(cfg["cache_compress"])
         self._warn_unsupported()
         self.tracer = self._make_tracer()
         ops = self._build_ops()
@@ -155,11 +159,14 @@ class DefaultExecutor:
             if done + n_new + (1 if stage.row_wise and stage.dedup else 0) <= skip:
                 done += n_new
                 continue
+            before = ds
             ds = self._run_stage(stage, ds, reports)
+            self._compress_unused(before, ds)
             done += n_new
             if ckpt:
                 ds = self._save_checkpoint(ckpt, ds, done)
         report = self._export(ds)
+        self._compress_unused(ds, None)
         if self.tracer is not None:
             self.tracer.finish()
         took = time.time() - t0
@@ -172,8 +179,7 @@ class DefaultExecutor:
         return run_report
 
     # recipe keys accepted for compatibility whose feature is not built yet in this executor
-    _NOT_YET = ("open_monitor", "open_insight_mining", "cache_compress", "decrypt_after_reading",
-                "encrypt_before_export")
+    _NOT_YET = ("open_monitor", "open_insight_mining", "decrypt_after_reading", "encrypt_before_export")
 
     def _adapt(self, ops: list[OP], ds, skip: int) -> list[OP]:
         """Probe, fuse, reorder and size (``op_fusion``, ``fusion_strategy``, ``adaptive_batch_size``)."""
@@ -235,7 +241,9 @@ class DefaultExecutor:
             if params.get("work_dir") is None:
                 params["work_dir"] = self.job_dir
             try:
-                ops.append(spec.cls(**params))
+                op = spec.cls(**params)
+                op._recipe_params = params  # what the pass fingerprint of use_cache is made of
+                ops.append(op)
             except ImportError as e:
                 raise ConfigError(f"{self.recipe.config_path}: {e}") from e
             except (ValueError, TypeError) as e:
@@ -302,8 +310,12 @@ class DefaultExecutor:
             np_ = adapter.num_proc_for(np_, batch_size, self.probes)
             logger.info(f"[{stage.label[:80]}] adaptive batch size {batch_size}, {np_} worker(s)")
         num_proc = np_ if np_ > 1 and ds.num_rows > batch_size else None
-        out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80])
+        map_kwargs = self._cache_kwargs(stage, ds)
+        out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
+                     **map_kwargs)
         per_op = counters.collect()
+        if map_kwargs and not per_op:
+            logger.info(f"[{stage.label[:80]}] reused from the cache (fingerprint {map_kwargs['new_fingerprint']})")
         for op, (rin, rout, errs, secs) in zip(stage.ops, per_op or [(0, 0, 0, 0.0)] * len(stage.ops)):
             rep = reports[id(op)]
             rep.rows_in, rep.rows_out, rep.errors, rep.seconds = rin, rout, errs, secs
@@ -322,6 +334,35 @@ class DefaultExecutor:
                 out = out.select(np.flatnonzero(~mask))
             out = out.remove_columns([Fields.error])
         return out
+
+    def _cache_kwargs(self, stage: Stage, ds) -> dict:
+        """A stable fingerprint for the pass, so a rerun loads it from the datasets cache."""
+        files = getattr(ds, "cache_files", None)
+        if not self.cfg["use_cache"] or not files or getattr(self, "tracer", None) is not None:
+            return {}
+        from data_juicer.core.cache import restore, stage_fingerprint
+
+        fp = stage_fingerprint(ds._fingerprint, stage.ops,
+                               {"skip_op_error": self.cfg["skip_op_error"],
+                                "stats_order": getattr(self, "stats_order", None)})
+        restored = restore(os.path.dirname(files[0]["filename"]), fp, self.cfg.get("cache_compress"))
+        if restored:
+            logger.info(f"cache_compress: {restored} cache file(s) of [{stage.label[:60]}] decompressed for reuse")
+        return {"new_fingerprint": fp, "load_from_cache_file": True}
+
+    def _compress_unused(self, before, after) -> None:
+        """``cache_compress``: compress the pass files of ``before`` that ``after`` does not read."""
+        algo = self.cfg.get("cache_compress")
+        if not algo or before is None or not self.cfg["use_cache"]:
+            return
+        from data_juicer.core.cache import compress
+
+        keep = {f["filename"] for f in getattr(after, "cache_files", []) or []} if after is not None else set()
+
+        class _Files:  # the pass files of ``before`` no longer needed
+            cache_files = [f for f in getattr(before, "cache_files", []) or [] if f["filename"] not in keep]
+
+        compress(_Files, algo)
 
     def _run_global(self, op: OP, ds):
 
