@@ -37,10 +37,14 @@ def prepare_recipe(base: dict, corpus: Path, out_dir: Path, np_: int, engine: st
     r["dataset_path"] = str(corpus)
     r["export_path"] = str(out_dir / "result.jsonl")
     r["np"] = np_
+    # a fresh HF datasets cache: no reuse of Arrow results from an earlier run of the same recipe
+    r["ds_cache_dir"] = str(out_dir / "hf_cache")
     if engine == "dj":
-        # a fresh HF datasets cache: no reuse of Arrow results from an earlier run of the same recipe
-        r["ds_cache_dir"] = str(out_dir / "hf_cache")
         r["open_tracer"] = False
+    if engine == "ours_fused":
+        r["op_fusion"] = True
+        r["fusion_strategy"] = "probe"
+        r["adaptive_batch_size"] = True
     path = out_dir / "recipe.yaml"
     bl.dump_yaml(r, path)
     return path
@@ -70,6 +74,8 @@ def main(argv=None):
     ap.add_argument("--recipe", type=Path, default=HERE / "recipe.yaml")
     ap.add_argument("--work_dir", type=Path, default=HERE / "work")
     ap.add_argument("--with-dj", action="store_true", help="also run Data-Juicer 1.6.1 and compare")
+    ap.add_argument("--fused", action="store_true",
+                    help="also run ours with op_fusion + fusion_strategy: probe + adaptive_batch_size")
     ap.add_argument("--dj-only", action="store_true", help="run only Data-Juicer (to check the reference side)")
     ap.add_argument("--dj-python", default=None,
                     help="DJ venv folder, its python or its dj-process (default: env DJ_REF_VENV or /work/djref)")
@@ -122,6 +128,11 @@ def main(argv=None):
     if run_ours:
         r = prepare_recipe(recipe, corpus, a.work_dir / "ours", a.np_, "ours")
         results["ours"] = run_engine("ours", bl.ours_cmd(), r, bl.offline_env(), a.timeout)
+        shutil.rmtree(r.parent / "hf_cache", ignore_errors=True)
+        if a.fused:
+            r = prepare_recipe(recipe, corpus, a.work_dir / "ours_fused", a.np_, "ours_fused")
+            results["ours_fused"] = run_engine("ours (op_fusion)", bl.ours_cmd(), r, bl.offline_env(), a.timeout)
+            shutil.rmtree(r.parent / "hf_cache", ignore_errors=True)
     if with_dj:
         r = prepare_recipe(recipe, corpus, a.work_dir / "dj", a.np_, "dj")
         prefix = [] if a.allow_network else bl.no_network_prefix()
@@ -132,8 +143,8 @@ def main(argv=None):
         shutil.rmtree(r.parent / "hf_cache", ignore_errors=True)  # GBs of Arrow cache files, not needed after
 
     # ---- figures
-    names = {"ours": "ours", "dj": "DJ 1.6.1"}
-    cols = [k for k in ("ours", "dj") if k in results]
+    names = {"ours": "ours", "ours_fused": "ours, op_fusion", "dj": "DJ 1.6.1"}
+    cols = [k for k in ("ours", "ours_fused", "dj") if k in results]
     rows = [["docs in"] + [n_in for _ in cols],
             ["docs out"] + [results[k]["rows_out"] for k in cols],
             ["status"] + [results[k]["status"] for k in cols],
@@ -149,7 +160,16 @@ def main(argv=None):
     print(bl.fmt_table(["metric"] + [names[k] for k in cols], rows))
     report = {"corpus": str(corpus), "docs_in": n_in, "np": a.np_, "ops": bl.recipe_ops(recipe),
               "dropped": dropped, "results": results}
-    if len(cols) == 2:
+    if "ours_fused" in results and "ours" in results:
+        same = all(Path(results[k]["export"]).exists() for k in ("ours", "ours_fused")) and \
+            Path(results["ours"]["export"]).read_bytes() == Path(results["ours_fused"]["export"]).read_bytes()
+        report["fused_output_identical"] = same
+        print(f"\nours with op_fusion: output {'byte-identical to' if same else 'DIFFERENT from'} ours without")
+    if "ours_fused" in results and "dj" in results:
+        ratio_f = results["dj"]["wall_s"] / results["ours_fused"]["wall_s"]
+        report["speed_ratio_dj_over_ours_fused"] = ratio_f
+        print(f"\nspeed ratio (DJ wall / ours with op_fusion wall): {ratio_f:.2f}x")
+    if "ours" in results and "dj" in results:
         o, d = results["ours"], results["dj"]
         ratio = d["wall_s"] / o["wall_s"]
         report["speed_ratio_dj_over_ours"] = ratio
