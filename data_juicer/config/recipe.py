@@ -206,6 +206,12 @@ def load_recipe(argv: list[str], prog: str = "dj-process", check_paths: bool = T
     import_custom_ops(cfg["custom_operator_paths"])
     _plugin_ops()
     ops = _resolve_ops(cfg, overrides, where)
+    if cfg.get("executor_type", "default") == "default":
+        for i, o in enumerate(ops):
+            modes = getattr(o.cls, "exec_modes", ("default",))
+            if "default" not in modes:
+                raise ConfigError(f"{where}: operator '{o.name}' runs only with executor_type: "
+                                  f"{' or '.join(modes)}; set `executor_type: ray` or remove it from the recipe")
     if any(o.name == "suffix_filter" for o in ops):
         cfg["add_suffix"] = True
     if check_paths:
