@@ -73,7 +73,7 @@ def render() -> str:
              f"{len(items)} operators. Every op also takes the common parameters of its base class "
              "(`text_key`, `batch_size`, `num_proc`, `skip_op_error`, ...; filters also `min_closed_interval`, "
              "`max_closed_interval`, `reversed_range`): see `data_juicer/ops/base.py`.", ""]
-    for op_type in ("mapper", "filter", "deduplicator", "selector", "grouper", "aggregator"):
+    for op_type in ("mapper", "filter", "deduplicator", "selector", "grouper", "aggregator", "other"):
         ops = by_type.get(op_type, [])
         if not ops:
             continue

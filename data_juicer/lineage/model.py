@@ -1,0 +1,197 @@
+"""The programming model: domains, entity keys, calls, ports, and a program built from them.
+
+A *domain* is a level of granularity (document, page, chunk...); each domain but the root has
+a parent domain. An *entity* is one unit of a domain, named by an immutable ``EntityKey``: the
+root's index, then each ancestor's child ordinal. A *port* is a named value per entity of one
+domain. A *call* is a configured use of a batched function: it maps columns of input values
+to a list of outputs, one per item, and carries its batching, recovery and resources.
+
+A ``Program`` wires ports together with one call node or one structural primitive each:
+``expand`` (a parent's list becomes ordered children), ``reduce`` (children's surviving values
+back to the parent as an ordered list), ``filter`` (a mask changes membership) and
+``broadcast`` (an ancestor's value seen by descendants). ``compile_program`` validates it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, NamedTuple, Optional, Union
+
+BatchPolicy = Literal["any", "single"]
+
+
+class EntityKey(NamedTuple):
+    """One entity: its domain and its path (root index, then child ordinals). Immutable and
+    ordered; a tuple, so hashing it (the runtime's hottest operation) stays in C."""
+
+    domain: str
+    path: tuple[int, ...]
+
+    @property
+    def parent_path(self) -> tuple[int, ...]:
+        return self.path[:-1]
+
+    @property
+    def ordinal(self) -> int:
+        return self.path[-1]
+
+    def __str__(self) -> str:
+        return f"{self.domain}{list(self.path)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    name: str
+    parent: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What to do when a call raises on a batch.
+
+    ``retries`` reruns of the same batch first; then ``split`` halves the batch until the failing
+    item is alone and fails only it, ``abort`` does the same and stops the run at that item,
+    ``fail`` fails all the batch's items.
+    """
+
+    mode: Literal["abort", "fail", "split"] = "split"
+    retries: int = 0
+
+    def __post_init__(self):
+        if self.mode not in ("abort", "fail", "split"):
+            raise ValueError(f"recovery mode must be 'abort', 'fail' or 'split', got {self.mode!r}")
+        if self.retries < 0:
+            raise ValueError(f"recovery retries must be >= 0, got {self.retries}")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A configured batched function: ``fn(*columns) -> list`` (one output per item).
+
+    An output may be a ``RecordFailure`` or ``GroupFailure``. With ``pass_keys`` the function
+    also gets ``keys=[EntityKey, ...]``. ``policy`` says whether a batch may mix parents
+    (``any``) or holds one parent's items (``single``). Resources (per replica) are for the Ray
+    executor; all pools live for the whole run, so together they must fit the cluster.
+    """
+
+    name: str
+    fn: Callable[..., list]
+    batch_size: int = 64
+    policy: BatchPolicy = "any"
+    recovery: Recovery = field(default_factory=Recovery)
+    num_cpus: Optional[float] = None  # None: an equal share of the CPUs other calls leave (at most 1)
+    num_gpus: float = 0.0
+    replicas: int = 1
+    pass_keys: bool = False
+
+    def __post_init__(self):
+        if self.batch_size < 1:
+            raise ValueError(f"call '{self.name}': batch_size must be >= 1, got {self.batch_size}")
+        if self.policy not in ("any", "single"):
+            raise ValueError(f"call '{self.name}': policy must be 'any' or 'single', got {self.policy!r}")
+        if self.replicas < 1:
+            raise ValueError(f"call '{self.name}': replicas must be >= 1, got {self.replicas}")
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """A handle on a named port of a program (returned by the builder methods)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+PortRef = Union[Port, str]
+NodeKind = Literal["input", "call", "expand", "reduce", "filter", "broadcast"]
+
+
+@dataclass(slots=True)
+class Node:
+    kind: NodeKind
+    out: str
+    inputs: tuple[str, ...]
+    domain: Optional[str] = None  # input/expand/reduce/broadcast: the output's domain
+    call: Optional[Call] = None
+    where: Optional[Callable[[Any], bool]] = None  # filter by predicate instead of a mask port
+    outcomes: bool = False  # reduce: every child as (outcome name, value), not only the survivors
+
+    def describe(self) -> str:
+        args = ", ".join(self.inputs)
+        if self.kind == "call":
+            c = self.call
+            cpus = "auto" if c.num_cpus is None else f"{c.num_cpus:g}"
+            extra = (f"batch {c.batch_size}, {c.policy} parent, on_error={c.recovery.mode}"
+                     f"{f'+retry {c.recovery.retries}' if c.recovery.retries else ''}, "
+                     f"cpus {cpus}, gpus {c.num_gpus:g}, replicas {c.replicas}")
+            return f"call {c.name}({args}) -> {self.out}   [{extra}]"
+        if self.kind == "filter" and self.where is not None:
+            return f"filter {args} where {getattr(self.where, '__name__', 'predicate')} -> {self.out}"
+        return f"{self.kind} {args} -> {self.out}".replace("input  ->", "input ->")
+
+
+class Program:
+    """Builder of a lineage program; ``compile()`` validates it and returns its ``Plan``."""
+
+    def __init__(self, name: str = "program"):
+        self.name = name
+        self.domains: dict[str, Domain] = {}
+        self.nodes: list[Node] = []
+        self.outputs: dict[str, str] = {}
+        self._ids = itertools.count()
+
+    # -- declarations ----------------------------------------------------------------------
+    def domain(self, name: str, parent: Union[str, Domain, None] = None) -> str:
+        if name in self.domains:
+            raise ValueError(f"program '{self.name}': domain '{name}' is declared twice")
+        parent_name = parent.name if isinstance(parent, Domain) else parent
+        self.domains[name] = Domain(name, parent_name)
+        return name
+
+    def _port(self, out: Optional[str], hint: str) -> str:
+        return out or f"{hint}_{next(self._ids)}"
+
+    def _add(self, node: Node) -> Port:
+        self.nodes.append(node)
+        return Port(node.out)
+
+    def input(self, name: str, domain: Optional[str] = None) -> Port:
+        """A value each root entity brings (``domain`` defaults to the root domain)."""
+        return self._add(Node("input", name, (), domain=domain))
+
+    def call(self, call: Call, *inputs: PortRef, out: Optional[str] = None) -> Port:
+        return self._add(Node("call", self._port(out, call.name), tuple(str(p) for p in inputs), call=call))
+
+    def expand(self, port: PortRef, domain: str, out: Optional[str] = None) -> Port:
+        """Each entity's list value becomes ordered child entities of ``domain``."""
+        return self._add(Node("expand", self._port(out, f"expand_{domain}"), (str(port),), domain=domain))
+
+    def reduce(self, port: PortRef, domain: str, out: Optional[str] = None, *, outcomes: bool = False) -> Port:
+        """Each ``domain`` parent gets the ordered list of its children's surviving values
+        (``outcomes=True``: every child as ``(outcome name, value or None)``)."""
+        return self._add(Node("reduce", self._port(out, f"reduce_{domain}"), (str(port),), domain=domain,
+                              outcomes=outcomes))
+
+    def filter(self, port: PortRef, mask: Optional[PortRef] = None, *, where: Optional[Callable] = None,
+               out: Optional[str] = None) -> Port:
+        """Keep entities whose ``mask`` value (or ``where(value)``) is true; others are DROPPED."""
+        if (mask is None) == (where is None):
+            raise ValueError("filter takes a mask port or a where= predicate (exactly one)")
+        inputs = (str(port),) if mask is None else (str(port), str(mask))
+        return self._add(Node("filter", self._port(out, "filter"), inputs, where=where))
+
+    def broadcast(self, port: PortRef, domain: str, out: Optional[str] = None) -> Port:
+        """An ancestor's value made available to each of its descendants in ``domain``."""
+        return self._add(Node("broadcast", self._port(out, f"broadcast_{domain}"), (str(port),), domain=domain))
+
+    def output(self, name: str, port: PortRef) -> None:
+        if name in self.outputs:
+            raise ValueError(f"program '{self.name}': output '{name}' is declared twice")
+        self.outputs[name] = str(port)
+
+    def compile(self):
+        from data_juicer.lineage.compiler import compile_program
+
+        return compile_program(self)
