@@ -365,7 +365,7 @@ class DefaultExecutor:
         compress(_Files, algo)
 
     def _run_global(self, op: OP, ds):
-
+        op.error_ledger = self.ledger  # dataset-level ops that contain failures record them in the job's ledger
         wrapped = DJDataset(ds)
         if isinstance(op, Deduplicator):
             tracer = getattr(self, "tracer", None)

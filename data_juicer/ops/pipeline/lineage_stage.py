@@ -78,7 +78,11 @@ class LineageStage(OP):
 
         rows = [r for batch in dataset.iter_batches(self.batch_size) for r in iter_rows(batch)]
         errors_path = os.path.join(self.work_dir, "errors.jsonl") if self.work_dir else None
-        ledger = ledger_writer(errors_path) if errors_path else None
+        job_ledger = getattr(self, "error_ledger", None)  # the executor's own (counted in summary.json)
+        if job_ledger is not None:
+            ledger, errors_path = job_ledger.record, job_ledger.path
+        else:
+            ledger = ledger_writer(errors_path) if errors_path else None
         try:
             out = self.stage.run(rows, ledger=ledger)
         except LineageAbort as e:  # skip_op_error is off: stop like any other op, naming the sample
