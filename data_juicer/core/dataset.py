@@ -14,8 +14,10 @@ from data_juicer.utils.nested import column_nested
 
 
 class DJDataset:
-    def __init__(self, hf_dataset):
+    def __init__(self, hf_dataset, extra: dict[str, pa.ChunkedArray] | None = None):
         self._ds = hf_dataset
+        # columns kept beside the table (e.g. dedup hashes), aligned with its rows as they appear
+        self._extra = dict(extra or {})
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -32,16 +34,22 @@ class DJDataset:
 
     @property
     def column_names(self) -> list[str]:
-        return list(self._ds.column_names)
+        return list(self._ds.column_names) + [k for k in self._extra if k not in self._ds.column_names]
 
     def arrow_column(self, name: str) -> pa.ChunkedArray:
-        """One top-level column as Arrow, honouring any pending index mapping."""
-        ds = self._ds.flatten_indices() if self._ds._indices is not None else self._ds
-        return ds.data.column(name)
+        """One top-level column as Arrow, honouring any pending index mapping (only that column is taken)."""
+        if name in self._extra:
+            return self._extra[name]
+        col = self._ds.data.column(name)
+        if self._ds._indices is not None:
+            col = col.take(self._ds._indices.column(0))
+        return col
 
     def column(self, key: str) -> list:
         """Python values of a column; ``a.b`` follows nested struct fields."""
         head = key.split(".", 1)[0]
+        if key in self._extra:
+            return self._extra[key].to_pylist()
         if key in self._ds.column_names:
             return self.arrow_column(key).to_pylist()
         if head not in self._ds.column_names:
@@ -57,11 +65,18 @@ class DJDataset:
 
     # -- deriving --------------------------------------------------------------------------
     def select(self, indices: Sequence[int]) -> "DJDataset":
-        return DJDataset(self._ds.select(indices))
+        extra = {}
+        if self._extra:
+            idx = pa.array(indices, type=pa.int64())
+            extra = {k: v.take(idx) for k, v in self._extra.items()}
+        return DJDataset(self._ds.select(indices), extra)
 
     def remove_columns(self, names: Sequence[str]) -> "DJDataset":
+        extra = {k: v for k, v in self._extra.items() if k not in names}
         names = [n for n in names if n in self._ds.column_names]
-        return DJDataset(self._ds.remove_columns(names)) if names else self
+        if not names and len(extra) == len(self._extra):
+            return self
+        return DJDataset(self._ds.remove_columns(names) if names else self._ds, extra)
 
     def map_batches(self, fn: Callable[[dict], dict], *, batch_size: int = 1000, num_proc: int | None = None,
                     desc: str | None = None) -> "DJDataset":

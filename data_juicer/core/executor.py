@@ -295,8 +295,40 @@ class DefaultExecutor:
             release_models(op.name)
         return ds
 
+    def _hash_only(self, stage: Stage, ds, reports: dict):
+        """A pass that is only a deduplicator's hashing, whose inputs are known: read just those
+        columns and keep the hashes beside the data for the dedup (no rewrite of every column).
+        Returns None when this shortcut does not apply (then the normal pass runs)."""
+        op = stage.dedup
+        cols = op.hash_inputs() if stage.ops == [op] else None
+        if not cols or self.cfg["keep_hashes_in_res_ds"] or getattr(self, "tracer", None) is not None \
+                or any(c not in ds.column_names for c in cols) or ds.num_rows == 0:
+            return None
+        t = time.time()
+
+        def hash_batch(samples):
+            out = op.compute_hash(dict(samples))
+            return {k: v for k, v in out.items() if k not in cols}
+
+        num_proc = self.np if self.np > 1 and ds.num_rows > op.batch_size else None
+        try:
+            hashes = ds.select_columns(cols).map(hash_batch, batched=True, batch_size=op.batch_size,
+                                                 num_proc=num_proc, remove_columns=cols, desc=f"{op.name} (hashing)")
+        except Exception as e:  # a sample it fails on: the normal pass isolates it into the ledger
+            logger.info(f"[{op.name}] hashing shortcut not used ({type(e).__name__}: {e})")
+            return None
+        self._pending_extra = {c: hashes.data.column(c) for c in hashes.column_names}
+        rep = reports[id(op)]
+        rep.rows_in, rep.rows_out, rep.seconds = ds.num_rows, ds.num_rows, time.time() - t
+        return ds
+
     def _run_row_stage(self, stage: Stage, ds, reports: dict):
         import pyarrow.compute as pc
+
+        if stage.dedup is not None and getattr(stage.dedup, "hash_inputs", None) is not None:
+            out = self._hash_only(stage, ds, reports)
+            if out is not None:
+                return out
 
         counters = StageCounters(os.path.join(self.job_dir, ".counters"), [op.name for op in stage.ops])
         run = FusedRun(stage.ops, id_keys=self.cfg.get("id_keys", ("id",)), mark_errors=self.cfg["skip_op_error"],
@@ -366,7 +398,8 @@ class DefaultExecutor:
 
     def _run_global(self, op: OP, ds):
         op.error_ledger = self.ledger  # dataset-level ops that contain failures record them in the job's ledger
-        wrapped = DJDataset(ds)
+        wrapped = DJDataset(ds, getattr(self, "_pending_extra", None))
+        self._pending_extra = None
         if isinstance(op, Deduplicator):
             tracer = getattr(self, "tracer", None)
             result, pairs = op.process(wrapped, show_num=self.cfg["trace_num"] if tracer else 0)

@@ -295,6 +295,11 @@ class Deduplicator(OP):
     def compute_hash(self, samples: dict[str, list]) -> dict[str, list]:
         raise NotImplementedError
 
+    def hash_inputs(self) -> Optional[list[str]]:
+        """The only columns ``compute_hash`` reads, if known: then a hashing pass of its own reads
+        just those and keeps the hashes beside the data instead of rewriting every column."""
+        return None
+
     def run_batch(self, samples):
         return self.compute_hash(samples)
 

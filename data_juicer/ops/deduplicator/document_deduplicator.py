@@ -51,6 +51,9 @@ class DocumentDeduplicator(Deduplicator):
             text = text.translate(_NON_CHARACTERS)
         return text.strip()
 
+    def hash_inputs(self):
+        return [self.text_key]
+
     def compute_hash(self, samples):
         if HashKeys.hash in samples:
             return samples

@@ -11,7 +11,8 @@ from pydantic import Field, PositiveInt
 from data_juicer.models.loader import ensure_installed, load_sentencepiece, resolve_model_file
 from data_juicer.ops.base import Deduplicator
 from data_juicer.ops.common.minhash import optimal_lsh_params, permutations, shingle_hashes, signatures
-from data_juicer.ops.common.shingles import TOKENIZATIONS, shingles
+from data_juicer.ops.common import minhash_numba
+from data_juicer.ops.common.shingles import TOKENIZATIONS, punctuation_tokens, shingles
 from data_juicer.ops.common.union_find import first_duplicates, min_component_labels
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import HashKeys
@@ -28,7 +29,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
     joined transitively into clusters. Only the first document of each cluster is kept, in the
     original order; the hash column is removed. Documents with fewer than ``window_size`` tokens
     all share one signature, so they are duplicates of each other. Same signatures, bands and
-    kept samples as Data-Juicer 1.6.1.
+    kept samples as Data-Juicer 1.6.1. When ``numba`` is installed, signatures come from a
+    compiled kernel (SHA-1 and permutations in one pass, about 4x faster; the same values).
     """
 
     @classmethod
@@ -99,21 +101,42 @@ class DocumentMinhashDeduplicator(Deduplicator):
         # signature values the bands read (bands past the end of the signature are empty)
         self._width = min(num_permutations, num_bands * num_rows_per_band)
         self._perm_a, self._perm_b = (p[:self._width] for p in permutations(num_permutations))
+        if minhash_numba.available():
+            # load the compiled kernels now, so worker processes forked later share them
+            minhash_numba.warm_up(self._perm_a, self._perm_b)
 
-    def _shingle_sets(self, texts: list[str]) -> list[set]:
+    def _prepared(self, texts: list[str]) -> list:
+        """Texts lower-cased and without ignored matches; sentencepiece pieces for that tokenization."""
         if self.lowercase:
             texts = [t.lower() for t in texts]
         if self._ignore is not None:
             texts = [self._ignore.sub("", t) for t in texts]
         if self.tokenization == "sentencepiece":
             texts = load_sentencepiece("", self._sp_path, self.name).encode(texts, out_type=str, num_threads=1)
-        return [set(shingles(t, self.tokenization, self.window_size)) for t in texts]
+        return texts
+
+    def _shingle_sets(self, texts: list[str]) -> list[set]:
+        return [set(shingles(t, self.tokenization, self.window_size)) for t in self._prepared(texts)]
+
+    def _signatures(self, texts: list[str]) -> np.ndarray:
+        prepared = self._prepared(texts)
+        if minhash_numba.available():  # compiled: one pass, no shingle sets (same values)
+            a, b, window = self._perm_a, self._perm_b, self.window_size
+            if self.tokenization in ("space", "character"):
+                return minhash_numba.text_signatures(prepared, self.tokenization, window, a, b)
+            if self.tokenization == "punctuation":
+                return minhash_numba.token_signatures([punctuation_tokens(t) for t in prepared], " ", window, a, b)
+            return minhash_numba.token_signatures(prepared, "", window, a, b)
+        sets = [set(shingles(t, self.tokenization, self.window_size)) for t in prepared]
+        return signatures([shingle_hashes(s) for s in sets], self._perm_a, self._perm_b)
+
+    def hash_inputs(self):
+        return [self.text_key]
 
     def compute_hash(self, samples):
         if HashKeys.minhash in samples:
             return samples
-        hashes = [shingle_hashes(s) for s in self._shingle_sets(samples[self.text_key])]
-        sig = signatures(hashes, self._perm_a, self._perm_b)
+        sig = self._signatures(samples[self.text_key])
         size = sig.shape[1] * 4
         raw = sig.astype("<u4", copy=False).tobytes()
         samples[HashKeys.minhash] = [raw[i:i + size] for i in range(0, len(raw), size)]

@@ -86,6 +86,9 @@ class DocumentSimhashDeduplicator(Deduplicator):
         hashes = np.frombuffer(digests, dtype=">u8")[::2]  # first 8 of each 16 bytes, big-endian
         return compute(np.repeat(hashes, np.fromiter(counts.values(), np.int64, len(counts))).tolist())
 
+    def hash_inputs(self):
+        return [self.text_key]
+
     def compute_hash(self, samples):
         if HashKeys.simhash in samples:
             return samples

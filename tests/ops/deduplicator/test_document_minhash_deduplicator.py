@@ -154,3 +154,16 @@ def test_sentencepiece_matches_data_juicer(sp_model, monkeypatch):
     monkeypatch.setenv(MODELS_DIR_ENV, str(sp_model.parent))  # a model name is looked up in the models folder
     op = make(tokenization="sentencepiece", window_size=4, tokenizer_model=sp_model.name)
     assert kept_ids(op, TEXTS) == KEPT["sentencepiece"]
+
+
+@pytest.mark.parametrize("name", ["default", "character", "punctuation", "partial_band"])
+def test_compiled_and_numpy_signatures_agree(name, monkeypatch):
+    from data_juicer.ops.common import minhash_numba
+
+    if not minhash_numba.available():
+        pytest.skip("numba is not installed (or unusable): only the numpy path runs")
+    docs = TEXTS + generated_corpus(60, seed=5)
+    op = make(**PARAMS[name])
+    compiled = op.compute_hash({"text": docs})[HashKeys.minhash]
+    monkeypatch.setattr(minhash_numba, "available", lambda: False)
+    assert op.compute_hash({"text": docs})[HashKeys.minhash] == compiled

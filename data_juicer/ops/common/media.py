@@ -1,0 +1,75 @@
+"""Loading the images and videos a sample points to, as Data-Juicer 1.6.1 loads them.
+
+A sample's media field (``image_key`` / ``video_key``) holds a list of paths (made absolute by
+the loader). Each distinct path of a sample is loaded once, in order of first appearance:
+
+- from the sample's ``__dj__context__`` dict (keyed by path), when a fused op already loaded it;
+- for images, from the bytes field (``image_bytes_key``), at the position of the path's first
+  occurrence, when it holds ``bytes`` there;
+- else from the path.
+
+An image is opened with Pillow, turned upright from its EXIF orientation (when opened from a
+path, not from bytes), and converted to RGB. A video is opened as a PyAV container.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Callable, Optional
+
+from data_juicer.utils.lazy import require
+
+
+def load_image(path_or_bytes, who: str = ""):
+    """An RGB ``PIL.Image`` from a path or from encoded bytes."""
+    require("pillow", who=who)
+    from PIL import Image, ImageOps
+
+    if isinstance(path_or_bytes, (bytes, bytearray)):
+        return Image.open(io.BytesIO(path_or_bytes)).convert("RGB")
+    img = Image.open(path_or_bytes)
+    img.load()
+    if img.getexif().get(0x0112) is not None:  # EXIF Orientation
+        img = ImageOps.exif_transpose(img)
+    return img.convert("RGB")
+
+
+def open_video(path: str, who: str = ""):
+    """A PyAV input container for ``path``."""
+    av = require("av", who=who)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"video '{path}' does not exist")
+    return av.open(path, "r")
+
+
+def _bytes_at(samples: dict, bytes_key: Optional[str], row: int, pos: int):
+    if not bytes_key or bytes_key not in samples:
+        return None
+    per_row = samples[bytes_key][row]
+    if not isinstance(per_row, list) or pos >= len(per_row):
+        return None
+    data = per_row[pos]
+    return data if isinstance(data, (bytes, bytearray)) else None
+
+
+def load_row_media(samples: dict, row: int, paths: list, load: Callable, *, bytes_key: Optional[str] = None,
+                   context: Optional[dict] = None, store: bool = True) -> dict:
+    """``{path: loaded object}`` for the distinct ``paths`` of row ``row`` of a batch, in order.
+
+    ``context`` is that row's context dict (or None); newly loaded objects go into it when
+    ``store`` is true, so later fused ops reuse them.
+    """
+    out: dict = {}
+    for pos, path in enumerate(paths):
+        if context is not None and path in context:
+            out[path] = context[path]
+            continue
+        if path in out:
+            continue
+        data = _bytes_at(samples, bytes_key, row, pos)
+        obj = load(data) if data is not None else load(path)
+        out[path] = obj
+        if context is not None and store:
+            context[path] = obj
+    return out

@@ -1,0 +1,161 @@
+"""numba kernels of ``minhash_numba`` (imported only when numba is installed and MinHash runs).
+
+Module-level functions, so numba's on-disk cache (``cache=True``) holds across processes.
+"""
+
+import numba as nb
+import numpy as np
+
+
+MASK32 = np.uint64(0xFFFFFFFF)
+PRIME = np.uint64((1 << 61) - 1)
+
+@nb.njit(cache=True, inline="always")
+def rotl(x, n):
+    return ((x << np.uint64(n)) | (x >> np.uint64(32 - n))) & MASK32
+
+@nb.njit(cache=True)
+def sha1_head(src, base, size, w):
+    """First 4 bytes of SHA-1(src[base:base + size]) as a little-endian uint32 (in a uint64)."""
+    total = ((size + 8) // 64 + 1) * 64  # padded: 0x80, zeros, the 64-bit bit length
+    h0 = np.uint64(0x67452301)
+    h1 = np.uint64(0xEFCDAB89)
+    h2 = np.uint64(0x98BADCFE)
+    h3 = np.uint64(0x10325476)
+    h4 = np.uint64(0xC3D2E1F0)
+    for blk in range(0, total, 64):
+        for t in range(16):
+            i = blk + 4 * t
+            if i + 4 <= size:
+                j = base + i
+                w[t] = ((np.uint64(src[j]) << np.uint64(24)) | (np.uint64(src[j + 1]) << np.uint64(16))
+                        | (np.uint64(src[j + 2]) << np.uint64(8)) | np.uint64(src[j + 3]))
+            elif i >= total - 8:
+                bits = np.uint64(size) * np.uint64(8)
+                w[t] = (bits >> np.uint64(32)) & MASK32 if i == total - 8 else bits & MASK32
+            elif i > size:
+                w[t] = np.uint64(0)
+            else:
+                v = np.uint64(0)
+                for k in range(4):
+                    if i + k < size:
+                        byte = np.uint64(src[base + i + k])
+                    elif i + k == size:
+                        byte = np.uint64(0x80)
+                    else:
+                        byte = np.uint64(0)
+                    v = (v << np.uint64(8)) | byte
+                w[t] = v
+        for t in range(16, 80):
+            w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1)
+        a, b, c, d, e = h0, h1, h2, h3, h4
+        for t in range(20):
+            tmp = (rotl(a, 5) + ((b & c) | ((b ^ MASK32) & d)) + e + np.uint64(0x5A827999) + w[t]) & MASK32
+            e, d, c, b, a = d, c, rotl(b, 30), a, tmp
+        for t in range(20, 40):
+            tmp = (rotl(a, 5) + (b ^ c ^ d) + e + np.uint64(0x6ED9EBA1) + w[t]) & MASK32
+            e, d, c, b, a = d, c, rotl(b, 30), a, tmp
+        for t in range(40, 60):
+            tmp = (rotl(a, 5) + ((b & c) | (b & d) | (c & d)) + e + np.uint64(0x8F1BBCDC) + w[t]) & MASK32
+            e, d, c, b, a = d, c, rotl(b, 30), a, tmp
+        for t in range(60, 80):
+            tmp = (rotl(a, 5) + (b ^ c ^ d) + e + np.uint64(0xCA62C1D6) + w[t]) & MASK32
+            e, d, c, b, a = d, c, rotl(b, 30), a, tmp
+        h0 = (h0 + a) & MASK32
+        h1 = (h1 + b) & MASK32
+        h2 = (h2 + c) & MASK32
+        h3 = (h3 + d) & MASK32
+        h4 = (h4 + e) & MASK32
+    # digest bytes start with h0 big-endian; read little-endian
+    return (((h0 & np.uint64(0xFF)) << np.uint64(24)) | ((h0 >> np.uint64(8) & np.uint64(0xFF)) << np.uint64(16))
+            | ((h0 >> np.uint64(16) & np.uint64(0xFF)) << np.uint64(8)) | (h0 >> np.uint64(24)))
+
+@nb.njit(cache=True)
+def space_tokens(buf, doc_off):
+    """Token (start, end) byte offsets of words between b' ', and each document's first token."""
+    n = len(doc_off) - 1
+    starts = np.empty(len(buf) // 2 + n + 1, dtype=np.int64)
+    ends = np.empty_like(starts)
+    doc_tok = np.empty(n + 1, dtype=np.int64)
+    k = 0
+    for d in range(n):
+        doc_tok[d] = k
+        i, e = doc_off[d], doc_off[d + 1]
+        while i < e:
+            while i < e and buf[i] == 32:
+                i += 1
+            if i >= e:
+                break
+            s = i
+            while i < e and buf[i] != 32:
+                i += 1
+            starts[k] = s
+            ends[k] = i
+            k += 1
+    doc_tok[n] = k
+    return starts[:k], ends[:k], doc_tok
+
+@nb.njit(cache=True)
+def char_tokens(buf, doc_off):
+    """Each UTF-8 character as a token."""
+    n = len(doc_off) - 1
+    starts = np.empty(len(buf) + 1, dtype=np.int64)
+    ends = np.empty_like(starts)
+    doc_tok = np.empty(n + 1, dtype=np.int64)
+    k = 0
+    for d in range(n):
+        doc_tok[d] = k
+        i, e = doc_off[d], doc_off[d + 1]
+        while i < e:
+            s = i
+            i += 1
+            while i < e and (buf[i] & 0xC0) == 0x80:
+                i += 1
+            starts[k] = s
+            ends[k] = i
+            k += 1
+    doc_tok[n] = k
+    return starts[:k], ends[:k], doc_tok
+
+@nb.njit(cache=True)
+def sign(buf, starts, ends, doc_tok, window, sep, a, b, out):
+    """MinHash of every window of ``window`` tokens joined by byte ``sep`` (none if < 0) into ``out``."""
+    num_perm = len(a)
+    w = np.empty(80, dtype=np.uint64)
+    msg = np.empty(256, dtype=np.uint8)
+    for d in range(len(doc_tok) - 1):
+        row = out[d]
+        for j in range(num_perm):
+            row[j] = np.uint32(0xFFFFFFFF)
+        t0, t1 = doc_tok[d], doc_tok[d + 1]
+        for k in range(t0, t1 - window + 1):
+            size = 0
+            contiguous = True
+            for t in range(k, k + window):
+                size += ends[t] - starts[t]
+                if t > k and starts[t] != ends[t - 1] + (1 if sep >= 0 else 0):
+                    contiguous = False
+            if sep >= 0:
+                size += window - 1
+            if contiguous:  # the shingle is a slice of the text
+                h = sha1_head(buf, starts[k], size, w)
+            else:
+                if size > len(msg):
+                    msg = np.empty(2 * size, dtype=np.uint8)
+                p = 0
+                for t in range(k, k + window):
+                    if sep >= 0 and t > k:
+                        msg[p] = sep
+                        p += 1
+                    for q in range(starts[t], ends[t]):
+                        msg[p] = buf[q]
+                        p += 1
+                h = sha1_head(msg, 0, size, w)
+            for j in range(num_perm):
+                x = h * a[j] + b[j]  # wraps mod 2**64
+                y = (x & PRIME) + (x >> np.uint64(61))
+                if y >= PRIME:
+                    y -= PRIME
+                v = np.uint32(y & MASK32)
+                if v < row[j]:
+                    row[j] = v

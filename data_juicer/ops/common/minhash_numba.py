@@ -1,0 +1,84 @@
+"""Compiled MinHash signatures (numba), bit-identical to ``minhash.signatures`` over the
+``shingles`` module's shingle sets; used when numba is installed.
+
+One pass over a batch: documents are UTF-8 bytes, cut into tokens (words between spaces,
+characters, or tokens given by the caller); each window of ``window`` consecutive tokens,
+joined by the separator, is hashed with SHA-1 (its first 4 bytes, little-endian), and the
+permutations ``((h * a + b) mod 2**64) mod (2**61 - 1)``, low 32 bits, update the
+document's minima in place. A shingle that repeats in a document gives the same values again,
+so no shingle set is needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from data_juicer.utils.lazy import is_available
+
+_KERNELS = None
+
+
+_USABLE = None
+
+
+def available() -> bool:
+    """numba is installed and its kernels import (a numba too old for this numpy does not)."""
+    global _USABLE
+    if _USABLE is None:
+        _USABLE = False
+        if is_available("numba"):
+            try:
+                _kernels()
+                _USABLE = True
+            except Exception as e:  # noqa: BLE001 - any failure means: use the numpy path
+                from loguru import logger
+
+                logger.warning(f"numba is installed but unusable ({type(e).__name__}: {e}); "
+                               "MinHash signatures use the slower numpy path")
+    return _USABLE
+
+
+def _kernels():
+    global _KERNELS
+    if _KERNELS is None:
+        from data_juicer.ops.common import minhash_kernels as k
+
+        _KERNELS = k.space_tokens, k.char_tokens, k.sign
+    return _KERNELS
+
+
+def warm_up(a: np.ndarray, b: np.ndarray) -> None:
+    """Compile (or load from numba's cache) the kernels for these permutation arrays."""
+    text_signatures(["a b"], "space", 1, a, b)
+    text_signatures(["a"], "character", 1, a, b)
+    token_signatures([["a", "b"]], " ", 1, a, b)
+    token_signatures([["a", "b"]], "", 1, a, b)
+
+
+def _concat(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def text_signatures(texts: list[str], tokenization: str, window: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(documents x permutations) uint32 signatures of prepared texts for ``space`` or
+    ``character`` tokenization."""
+    space_tokens, char_tokens, sign = _kernels()
+    buf, doc_off = _concat([t.encode("utf-8") for t in texts])
+    starts, ends, doc_tok = (space_tokens if tokenization == "space" else char_tokens)(buf, doc_off)
+    out = np.empty((len(texts), len(a)), dtype=np.uint32)
+    sign(buf, starts, ends, doc_tok, window, 32 if tokenization == "space" else -1, a, b, out)
+    return out
+
+
+def token_signatures(docs_tokens: list[list[str]], sep: str, window: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Signatures of documents given as token lists, shingles joined by ``sep`` (" " or "")."""
+    _, _, sign = _kernels()
+    flat = [t.encode("utf-8") for tokens in docs_tokens for t in tokens]
+    buf, tok_off = _concat(flat)
+    doc_tok = np.zeros(len(docs_tokens) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, docs_tokens), dtype=np.int64, count=len(docs_tokens)), out=doc_tok[1:])
+    out = np.empty((len(docs_tokens), len(a)), dtype=np.uint32)
+    sign(buf, tok_off[:-1], tok_off[1:], doc_tok, window, ord(sep) if sep else -1, a, b, out)
+    return out
