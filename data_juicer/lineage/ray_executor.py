@@ -69,6 +69,7 @@ class _Pool:
         self.actors = [self._cls.remote(c.fn, c.pass_keys) for _ in range(c.replicas)]
         self.load = [0] * c.replicas
         self.slots = slots_per_replica
+        self.deaths = 0  # replicas lost since the last batch that came back
 
     def free(self) -> Optional[int]:
         i = min(range(len(self.load)), key=self.load.__getitem__)
@@ -100,7 +101,9 @@ def run_ray(plan: Plan, roots: Iterable[dict], *, input_batch_size: int = 256, m
         ray.init(ignore_reinit_error=True)
     t0 = time.perf_counter()
     rt = LineageRuntime(plan)
-    cpus = plan_cpus(plan, ray.available_resources())
+    # the whole cluster, not what is free this instant: a previous run's actors give their CPUs back
+    # with a delay, and pools waiting for them are fine (the stall timeout still guards a real hang)
+    cpus = plan_cpus(plan, ray.cluster_resources())
     pools = {n.out: _Pool(ray, n, slots_per_replica, cpus[n.out]) for n in plan.calls}
     source = iter(roots)
     exhausted = False
@@ -144,9 +147,15 @@ def run_ray(plan: Plan, roots: Iterable[dict], *, input_batch_size: int = 256, m
                 try:
                     ok, payload = ray.get(ref)
                 except ray.exceptions.RayActorError as e:  # the replica died: replace it, let recovery decide
+                    pool.deaths += 1
+                    if pool.deaths > 2 * len(pool.actors) + 1:  # it cannot even start (e.g. its code won't import)
+                        raise RuntimeError(f"lineage: the replicas of call '{pool.call.name}' keep dying "
+                                           f"({pool.deaths} in a row without a result): {e}") from e
                     logger.warning(f"lineage: a replica of call '{pool.call.name}' died; replacing it")
                     pool.replace(slot)
                     ok, payload = False, e
+                else:
+                    pool.deaths = 0
                 if ok:
                     rt.report(batch, payload)
                 else:
