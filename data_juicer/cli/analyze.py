@@ -15,22 +15,27 @@ def main(argv=None) -> int:
     setup_logging(debug="--debug" in argv)
     from data_juicer.config.recipe import ConfigError, load_recipe
     from data_juicer.core.loader import DataLoadError
+    from data_juicer.core.runner import OpError
 
     auto = "--auto" in argv
     argv = [a for a in argv if a != "--auto"]
     try:
         recipe = load_recipe(argv, "dj-analyze", check_paths=True)
-        from data_juicer.core.analyzer import Analyzer
+        from data_juicer.core.analyzer import make_analyzer
 
-        stats_file, analysis_dir, result = Analyzer(recipe, auto=auto or recipe.cfg["auto"],
-                                                    auto_num=recipe.cfg["auto_num"]).run()
+        analyzer = make_analyzer(recipe, auto=auto or recipe.cfg["auto"], auto_num=recipe.cfg["auto_num"])
+        stats_file, analysis_dir, result = analyzer.run()
     except ConfigError as e:
         return _fail(str(e))
     except DataLoadError as e:
         return _fail(str(e))
+    except OpError as e:
+        return _fail(f"{e} (set skip_op_error: true to record such samples and go on)", 1)
     print(result.to_string())
     print(f"Stats:    {stats_file}")
     print(f"Analysis: {analysis_dir}")
+    if analyzer.report_path:
+        print(f"Report:   {analyzer.report_path}")
     return 0
 
 

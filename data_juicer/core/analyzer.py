@@ -1,13 +1,22 @@
 """Analysis: the statistics of every filter in a recipe, computed without dropping anything.
 
-Uses the filters' own ``compute_stats`` (the code ``dj-process`` runs), in one pass, and writes
-``<export stem>_stats.jsonl`` and ``<job folder>/analysis/overall.{csv,md}`` (pandas ``describe``
-per stat, list-valued stats exploded, as Data-Juicer does).
+The stats come from the filters' own ``compute_stats`` (the code ``dj-process`` runs), in one
+fused pass over ``np`` workers. Written, as Data-Juicer 1.6.1's ``dj-analyze`` does:
+
+- ``<export stem>_stats.jsonl`` next to the export path;
+- ``<job folder>/analysis/overall.csv`` and ``overall.md`` (pandas ``describe`` per stat);
+- ``<stat>-hist.png``, ``<stat>-box.png`` (numeric), ``<stat>-hist.png`` + ``<stat>-topk.png``
+  (strings), ``stats-corr-pearson.png``, and ``all-stats.png`` when ``save_stats_in_one_file``;
+
+and beyond it ``analysis/report.html``: one self-contained page with every plot, a table per stat,
+the recipe, and what each filter threshold would drop (decided by the filter's ``process_batched``).
 """
 
 import os
 import shutil
-from typing import Optional
+import sys
+import time
+from typing import Optional, Sequence, Union
 
 from loguru import logger
 
@@ -15,35 +24,61 @@ from data_juicer.config.recipe import Recipe
 from data_juicer.core.executor import DefaultExecutor, Stage
 from data_juicer.ops.base import OP, Filter
 from data_juicer.ops.registry import OPERATORS
-from data_juicer.utils.constant import PREFIX, Fields
+from data_juicer.utils.constant import Fields
 
-DEFAULT_PERCENTILES = (0.25, 0.5, 0.75)
+
+class FilterStatsError(RuntimeError):
+    """A filter failed while scoring a sample in the analysis pass (names the filter)."""
 
 
 class StatsOnly(OP):
-    """Runs a filter's scoring and keeps every sample."""
+    """Runs the scoring (``compute_stats``) of one or more filters, in order, and keeps every sample.
 
-    def __init__(self, op: Filter):
-        self.op = op
-        self.skip_op_error = op.skip_op_error
-        self.batch_size = op.batch_size
-        self.num_proc = op.num_proc
+    All the filters of an analysis share one ``StatsOnly`` in one pass, so the pass does its
+    per-op bookkeeping (the clean copy kept for ``skip_op_error`` retries) once, not per filter.
+    """
+
+    def __init__(self, op: Union[Filter, Sequence[Filter]]):
+        self.filters = [op] if isinstance(op, Filter) else list(op)
+        if not self.filters:
+            raise ValueError("StatsOnly needs at least one filter")
+        self.op = self.filters[0]
+        self.skip_op_error = all(f.skip_op_error for f in self.filters)
+        self.batch_size = min(f.batch_size for f in self.filters)
+        procs = [f.num_proc for f in self.filters if f.num_proc and f.num_proc > 0]
+        self.num_proc = min(procs) if procs else None
+
+    def __getattr__(self, item):  # resources, accelerator, ...: the (first) wrapped filter's
+        if item in ("op", "filters"):
+            raise AttributeError(item)
+        return getattr(self.op, item)
 
     @property
     def name(self) -> str:
-        return self.op.name
+        return " + ".join(f.name for f in self.filters)
+
+    @property
+    def _recipe_params(self) -> dict:  # the pass cache must never mix this pass with the filters' real ones
+        return {"__stats_only__": [[f.name, getattr(f, "_recipe_params", None) or {}] for f in self.filters]}
 
     @property
     def uses(self):
-        return self.op.uses
+        return tuple(dict.fromkeys(u for f in self.filters for u in f.uses))
 
     def run_batch(self, samples):
         n = len(next(iter(samples.values()))) if samples else 0
         stats = samples.get(Fields.stats)
         samples[Fields.stats] = [{} for _ in range(n)] if stats is None else [s or {} for s in stats]
-        if self.op.uses:
-            return self.op.compute_stats_batched(samples, context=Fields.context in samples)
-        return self.op.compute_stats_batched(samples)
+        context = Fields.context in samples
+        for f in self.filters:
+            try:
+                out = f.compute_stats_batched(samples, context=context) if f.uses else f.compute_stats_batched(samples)
+            except Exception as e:
+                if len(self.filters) == 1:
+                    raise
+                raise FilterStatsError(f"{f.name}: {type(e).__name__}: {e}") from e
+            samples = out if out is not None else samples
+        return samples
 
     @property
     def is_row_wise(self) -> bool:
@@ -64,77 +99,265 @@ def auto_filters() -> list[Filter]:
 
 
 def overall(stats_rows: list[dict], percentiles: list[float]):
-    import pandas as pd
+    """``describe`` table of plain stats rows (dicts), for callers that hold rows, not a table."""
+    import pyarrow as pa
 
-    frame = pd.DataFrame([s or {} for s in stats_rows])
-    cols = {}
-    for name in frame.columns:
-        col = frame[name]
-        if col.dtype == "object":
-            valid = col.dropna()
-            if valid.empty:
-                continue
-            first = valid.iloc[0]
-            if isinstance(first, list):
-                col = col.explode().infer_objects()
-            elif not isinstance(first, str):
-                continue
-        cols[name] = col.describe(percentiles=sorted(set(percentiles) | set(DEFAULT_PERCENTILES)))
-    return pd.DataFrame(cols)
+    from data_juicer.analysis.columns import stat_columns
+    from data_juicer.analysis.overall import overall_table
+
+    table = pa.table({Fields.stats: pa.array([s or {} for s in stats_rows])})
+    return overall_table(stat_columns(table), percentiles)
 
 
-class Analyzer(DefaultExecutor):
-    def __init__(self, recipe: Recipe, auto: bool = False, auto_num: Optional[int] = None):
-        super().__init__(recipe)
+_PLOT_JOB = None  # (plots module, columns, folder, bounds) for the forked plotting workers
+
+
+def _draw_one(i: int) -> dict:
+    P, columns, folder, bounds = _PLOT_JOB
+    col = columns[i]
+    return P.draw_column(col, folder, bounds.get(col.name))
+
+
+def _progress(iterable, desc: str, total: Optional[int] = None):
+    if not sys.stderr.isatty():
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, desc=desc, total=total)
+
+
+class _Analysis:
+    """The analysis run on top of an executor (its loading and its row-wise pass)."""
+
+    def _init_analysis(self, auto: bool, auto_num: Optional[int]) -> None:
         self.auto = auto
         self.auto_num = auto_num
         self.analysis_dir = os.path.join(self.job_dir, "analysis")
+        self.report_path: Optional[str] = None
+        self.drops = []
+        self.plot_files: list[str] = []
+
+    def _stats_ops(self) -> tuple[list[Filter], Optional[list[dict]]]:
+        if self.auto:
+            return auto_filters(), None
+        ops, given = [], []
+        for spec, op in zip(self.recipe.ops, self._build_ops()):
+            if isinstance(op, Filter):
+                ops.append(op)
+                given.append(spec.given)
+        return ops, given
+
+    def _analyse_run(self):
+        t0 = time.time()
+        ops, given = self._stats_ops()
+        if not ops:
+            logger.warning("the recipe has no filter: there are no statistics to compute")
+        ds = self._load()
+        if self.auto and self.auto_num:
+            ds = ds.select(range(min(self.auto_num, ds.num_rows)))
+        wrapped = [StatsOnly(ops)] if ops else []
+        if wrapped:
+            from data_juicer.core.executor import OpReport
+
+            t = time.time()
+            reports = {id(w): OpReport(w.name) for w in wrapped}
+            ds = self._run_row_stage(Stage(wrapped, row_wise=True), ds, reports)
+            logger.info(f"stats of {len(ops)} filters on {ds.num_rows} samples in {time.time() - t:.2f}s")
+        shutil.rmtree(os.path.join(self.job_dir, ".counters"), ignore_errors=True)
+        from data_juicer.core.exporter import export_format, stats_path_for, write_jsonl
+
+        fmt = export_format(self.cfg["export_path"], self.cfg.get("export_type"))
+        stats_file = stats_path_for(self.cfg["export_path"], fmt)
+        os.makedirs(os.path.dirname(os.path.abspath(stats_file)), exist_ok=True)
+        table = self._stats_table(ds)
+        if table.num_columns:
+            write_jsonl(table, stats_file)
+        result = self.analyse(table, ops, given, t0, ds)
+        return stats_file, self.analysis_dir, result
+
+    def _stats_table(self, ds):
+        """Arrow table of the stats (and meta) columns."""
+        raise NotImplementedError
+
+    def _first_sample(self, ds) -> Optional[dict]:
+        rows = ds.rows([0]) if ds.num_rows else []
+        return {k: v for k, v in rows[0].items() if k not in (Fields.stats, Fields.meta)} if rows else None
+
+    # -- the analyses ----------------------------------------------------------------------
+    def analyse(self, table, ops: list[Filter], given: Optional[list[dict]], t0: float, ds=None):
+        from data_juicer.analysis.columns import stat_columns
+        from data_juicer.analysis.overall import overall_table, write_overall
+        from data_juicer.analysis.thresholds import drop_rates
+
+        os.makedirs(self.analysis_dir, exist_ok=True)
+        t = time.time()
+        columns = stat_columns(table)
+        result = overall_table(columns, self.cfg.get("percentiles") or [])
+        write_overall(result, self.analysis_dir)
+        logger.info(f"overall analysis of {len(columns)} stats in {time.time() - t:.2f}s")
+
+        t = time.time()
+        combined = None
+        if ops and Fields.stats in table.column_names:
+            stats_rows = table.column(Fields.stats).to_pylist()
+            sample = self._first_sample(ds) if ds is not None else None
+            self.drops, combined = drop_rates(ops, stats_rows, given, sample)
+            for d in self.drops:
+                logger.info(d.sentence())
+        logger.info(f"threshold analysis in {time.time() - t:.2f}s")
+
+        plots, corr_plot, all_plot = self.draw(columns)
+        self.report_path = os.path.join(self.analysis_dir, "report.html")
+        from data_juicer.analysis.report import write_report
+
+        write_report(self.report_path, columns=columns, overall=result, plots=plots, drops=self.drops,
+                     combined_keep=combined, n_samples=table.num_rows, corr_plot=corr_plot, all_plot=all_plot,
+                     recipe_text=self._recipe_text(), dataset=str(self.cfg.get("dataset_path") or ""),
+                     seconds=time.time() - t0)
+        logger.info(f"report: {self.report_path}")
+        return result
+
+    def draw(self, columns):
+        from data_juicer.utils.lazy import MissingDependencyError, is_available
+
+        plots, corr_plot, all_plot = {}, None, None
+        if not columns:
+            return plots, corr_plot, all_plot
+        if not is_available("matplotlib"):
+            logger.warning("matplotlib is not installed: no plots (pip install matplotlib, "
+                           "or the 'analysis' extra)")
+            return plots, corr_plot, all_plot
+        from data_juicer.analysis import plots as P
+
+        t = time.time()
+        bounds = {}
+        for d in self.drops:
+            if len(d.stat_keys) == 1 and d.bounds():
+                bounds.setdefault(d.stat_keys[0], {}).update(d.bounds())
+        try:
+            def whole_dataset_plots():
+                corr = P.draw_correlation(P.correlation(columns),
+                                          os.path.join(self.analysis_dir, "stats-corr-pearson.png"))
+                one = None
+                if self.cfg.get("save_stats_in_one_file"):
+                    one = P.draw_all_in_one(columns, os.path.join(self.analysis_dir, "all-stats.png"), bounds)
+                return corr, one
+
+            plots, (corr_plot, all_plot) = self._draw_columns(P, columns, bounds, whole_dataset_plots)
+        except MissingDependencyError as e:
+            logger.warning(f"no plots: {e}")
+        self.plot_files = [p for d in plots.values() for p in d.values()] + [p for p in (corr_plot, all_plot) if p]
+        logger.info(f"{len(self.plot_files)} plots in {time.time() - t:.2f}s")
+        return plots, corr_plot, all_plot
+
+    def _draw_columns(self, P, columns, bounds: dict, also):
+        """Per-stat figures, over ``np`` forked processes when there are several stats, while ``also()``
+        draws here; returns (per-stat paths, what ``also`` returned)."""
+        workers = min(self.np, len(columns))
+        if workers > 1 and len(columns) >= 4 and sys.platform != "win32":
+            import multiprocessing as mp
+
+            global _PLOT_JOB
+            P.require_matplotlib()  # imported once here, shared by the forked workers
+            _PLOT_JOB = (P, columns, self.analysis_dir, bounds)
+            pool = None
+            try:
+                pool = mp.get_context("fork").Pool(workers)
+                pending = pool.map_async(_draw_one, range(len(columns)), chunksize=1)
+                other = also()  # meanwhile, here
+                paths = pending.get(timeout=600)
+                return {c.name: p for c, p in zip(columns, paths)}, other
+            except Exception as e:  # never fail the analysis over parallel drawing: draw here instead
+                logger.warning(f"parallel plotting failed ({type(e).__name__}: {e}); drawing in one process")
+            finally:
+                _PLOT_JOB = None
+                if pool is not None:
+                    pool.terminate()
+        plots = {}
+        for col in _progress(columns, "Column"):
+            plots[col.name] = P.draw_column(col, self.analysis_dir, bounds.get(col.name))
+        return plots, also()
+
+    def _recipe_text(self) -> str:
+        import yaml
+
+        if self.recipe.raw_yaml is not None and not self.auto:
+            return self.recipe.raw_yaml
+        process = [{op.name: {}} for op in auto_filters()] if self.auto else self.recipe.process
+        return yaml.safe_dump({"auto": self.auto, "process": process}, sort_keys=False, allow_unicode=True)
+
+
+class Analyzer(_Analysis, DefaultExecutor):
+    """``dj-analyze`` on the default executor (Hugging Face ``datasets``, ``np`` processes)."""
+
+    def __init__(self, recipe: Recipe, auto: bool = False, auto_num: Optional[int] = None):
+        super().__init__(recipe)
+        self._init_analysis(auto, auto_num)
 
     def run(self):
         import datasets
 
         if not self.cfg["use_cache"]:
             datasets.disable_caching()
-        ops = auto_filters() if self.auto else [op for op in self._build_ops() if isinstance(op, Filter)]
-        if not ops:
-            logger.warning("the recipe has no filter: there are no statistics to compute")
-        ds = self._load()
-        if self.auto and self.auto_num:
-            ds = ds.select(range(min(self.auto_num, ds.num_rows)))
-        wrapped = [StatsOnly(op) for op in ops]
-        if wrapped:
-            from data_juicer.core.executor import OpReport
+        try:
+            return self._analyse_run()
+        finally:
+            if self._log_sink is not None:
+                logger.remove(self._log_sink)
+                self._log_sink = None
 
-            reports = {id(w): OpReport(w.name) for w in wrapped}
-            ds = self._run_row_stage(Stage(wrapped, row_wise=True), ds, reports)
-        shutil.rmtree(os.path.join(self.job_dir, ".counters"), ignore_errors=True)
-        from data_juicer.core.exporter import stats_path_for, write_jsonl, export_format
-
-        fmt = export_format(self.cfg["export_path"], self.cfg.get("export_type"))
-        stats_file = stats_path_for(self.cfg["export_path"], fmt)
-        os.makedirs(os.path.dirname(os.path.abspath(stats_file)), exist_ok=True)
+    def _stats_table(self, ds):
         if ds._indices is not None:
             ds = ds.flatten_indices()
         table = ds.data.table
-        keep = [c for c in (Fields.stats, Fields.meta) if c in table.column_names]
-        if keep:
-            write_jsonl(table.select(keep), stats_file)
-        os.makedirs(self.analysis_dir, exist_ok=True)
-        stats_rows = table.column(Fields.stats).to_pylist() if Fields.stats in table.column_names else []
-        if Fields.meta in table.column_names:  # only __dj__-prefixed meta keys, as Data-Juicer does
-            metas = table.column(Fields.meta).to_pylist()
-            stats_rows = [dict(s or {}, **{k: v for k, v in (m or {}).items() if k.startswith(PREFIX)})
-                          for s, m in zip(stats_rows or [{}] * len(metas), metas)]
-        result = overall(stats_rows, list(self.cfg.get("percentiles") or []))
-        result.to_csv(os.path.join(self.analysis_dir, "overall.csv"))
-        with open(os.path.join(self.analysis_dir, "overall.md"), "w", encoding="utf-8") as f:
-            f.write(result.to_markdown() if _has_tabulate() else result.to_string())
-        if self._log_sink is not None:
-            logger.remove(self._log_sink)
-        return stats_file, self.analysis_dir, result
+        return table.select([c for c in (Fields.stats, Fields.meta) if c in table.column_names])
+
+    def _first_sample(self, ds) -> Optional[dict]:
+        if not ds.num_rows:
+            return None
+        row = ds.select_columns([c for c in ds.column_names if c not in (Fields.stats, Fields.meta)])[0]
+        return dict(row)
 
 
-def _has_tabulate() -> bool:
-    import importlib.util
+def _ray_analyzer_class():
+    from data_juicer.core.ray_executor import RayExecutor
 
-    return importlib.util.find_spec("tabulate") is not None
+    class RayAnalyzer(_Analysis, RayExecutor):
+        """``dj-analyze`` with ``executor_type: ray``: the stats pass runs on Ray, the analysis on the driver."""
+
+        def __init__(self, recipe: Recipe, auto: bool = False, auto_num: Optional[int] = None):
+            super().__init__(recipe)
+            self._init_analysis(auto, auto_num)
+
+        def run(self):
+            try:
+                self._init_ray()
+                return self._analyse_run()
+            finally:
+                self._shutdown_ray()
+                if self._log_sink is not None:
+                    try:
+                        logger.remove(self._log_sink)
+                    except ValueError:
+                        pass
+                    self._log_sink = None
+
+        def _stats_table(self, ds):
+            import pyarrow as pa
+
+            cols = [c for c in (Fields.stats, Fields.meta) if c in ds.column_names]
+            return ds.arrow_table(cols) if cols else pa.table({})
+
+    return RayAnalyzer
+
+
+def make_analyzer(recipe: Recipe, auto: bool = False, auto_num: Optional[int] = None):
+    """The analyzer for the recipe's ``executor_type`` (``default`` or ``ray``)."""
+    kind = recipe.cfg.get("executor_type") or "default"
+    if kind == "ray":
+        return _ray_analyzer_class()(recipe, auto=auto, auto_num=auto_num)
+    if kind != "default":
+        from data_juicer.config.recipe import ConfigError
+
+        raise ConfigError(f"executor_type '{kind}' is not available for dj-analyze; use 'default' or 'ray'")
+    return Analyzer(recipe, auto=auto, auto_num=auto_num)
