@@ -91,10 +91,15 @@ def main(argv: list[str] | None = None) -> int:
     from data_juicer.core.runner import OpError
 
     executor_type = recipe.cfg["executor_type"]
-    if executor_type != "default":
-        return _fail(f"executor_type '{executor_type}' is not available yet in this version; use 'default'")
+    if executor_type not in ("default", "ray"):
+        return _fail(f"executor_type '{executor_type}' is not available yet in this version; use 'default' or 'ray'")
     try:
-        report = DefaultExecutor(recipe).run()
+        if executor_type == "ray":
+            from data_juicer.core.ray_executor import RayExecutor
+
+            report = RayExecutor(recipe).run()
+        else:
+            report = DefaultExecutor(recipe).run()
     except ConfigError as e:
         return _fail(str(e))
     except DataLoadError as e:
