@@ -163,7 +163,9 @@ class DefaultExecutor:
             ds = self._run_stage(stage, ds, reports)
             self._compress_unused(before, ds)
             done += n_new
-            if ckpt:
+            # not after a pass ending in a dedup's hashing: resuming there would re-run that pass's ops on
+            # data that already went through them; the dedup right after saves instead
+            if ckpt and not (stage.row_wise and stage.dedup is not None):
                 ds = self._save_checkpoint(ckpt, ds, done)
         report = self._export(ds)
         self._compress_unused(ds, None)

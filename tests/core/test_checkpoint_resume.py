@@ -24,6 +24,23 @@ OPS = textwrap.dedent('''
             return samples
 
 
+    from data_juicer.ops.base import Deduplicator
+
+
+    @OPERATORS.register_module("crash_if_asked_deduplicator")
+    class CrashIfAskedDeduplicator(Deduplicator):
+        """Keeps everything; kills the process in its dataset-level step when DJ_TEST_CRASH_DEDUP is set."""
+
+        def compute_hash(self, samples):
+            samples["__dj__hash"] = [str(len(t)) for t in samples[self.text_key]]
+            return samples
+
+        def process(self, dataset, show_num=0):
+            if os.environ.get("DJ_TEST_CRASH_DEDUP"):
+                os._exit(3)
+            return dataset, {}
+
+
     @OPERATORS.register_module("crash_if_asked_mapper")
     class CrashIfAskedMapper(Mapper):
         """Kills the process when DJ_TEST_CRASH is set (a crash mid-run)."""
@@ -84,3 +101,22 @@ def test_changed_recipe_starts_over(tmp_path):
     again = _run(recipe)
     assert again.returncode == 0 and "recipe's ops differ" in again.stderr
     assert all(len(r["text"]) >= 30 for r in read_jsonl(tmp_path / "ckpt" / "out.jsonl"))
+
+
+def test_crash_inside_a_dedup_does_not_reapply_the_ops_before_it(tmp_path):
+    rows = [{"id": i, "text": f"text number {i}"} for i in range(20)]
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    (tmp_path / "ops.py").write_text(OPS)
+    cfg = {"dataset_path": data, "export_path": str(tmp_path / "out" / "out.jsonl"), "np": 1,
+           "use_checkpoint": True, "custom_operator_paths": [str(tmp_path / "ops.py")],
+           "process": [{"append_bang_mapper": None}, {"crash_if_asked_deduplicator": None},
+                       {"append_bang_mapper": None}]}
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(yaml.safe_dump(cfg))
+    env = dict(os.environ, DJ_TEST_CRASH_DEDUP="1")
+    crashed = subprocess.run([sys.executable, "-m", "data_juicer.cli.process", "--config", str(recipe)],
+                             capture_output=True, text=True, env=env, timeout=180)
+    assert crashed.returncode == 3
+    assert _run(str(recipe)).returncode == 0
+    texts = [r["text"] for r in read_jsonl(tmp_path / "out" / "out.jsonl")]
+    assert texts == [f"text number {i}!!" for i in range(20)]  # each mapper once: not "!!!"
