@@ -191,7 +191,8 @@ class DefaultExecutor:
             return ops
         from data_juicer.core.adapter import Adapter
 
-        self.adapter = Adapter(cfg, self.job_dir)
+        # the memory probe (tracemalloc) only matters for sizing batches
+        self.adapter = Adapter(cfg, self.job_dir, memory_probe_samples=100 if cfg["adaptive_batch_size"] else 0)
         want_probe = cfg["adaptive_batch_size"] or (cfg["op_fusion"] and cfg["fusion_strategy"] == "probe")
         if want_probe and ds.num_rows:
             self.probes = self.adapter.probe_small_batch(ds, ops)
