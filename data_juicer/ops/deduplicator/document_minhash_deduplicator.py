@@ -142,11 +142,12 @@ class DocumentMinhashDeduplicator(Deduplicator):
         samples[HashKeys.minhash] = [raw[i:i + size] for i in range(0, len(raw), size)]
         return samples
 
-    def _signature_matrix(self, dataset) -> np.ndarray:
+    def _signature_matrix(self, dataset) -> "_Signatures":
+        """The signatures as zero-copy views over the column's Arrow chunks (memory-mapped when the
+        dataset is on disk): bands are copied out one at a time, so memory does not hold all signatures."""
         col = dataset.arrow_column(HashKeys.minhash)
         width = self._width
-        sig = np.empty((len(col), width), dtype=np.uint32)
-        row = 0
+        views = []
         for chunk in col.chunks:  # chunk by chunk: all signatures may pass binary's 2 GiB offsets
             n = len(chunk)
             if not n:
@@ -158,9 +159,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
             offset_type = np.int64 if pa.types.is_large_binary(chunk.type) else np.int32
             offsets = np.frombuffer(chunk.buffers()[1], dtype=offset_type)[chunk.offset:chunk.offset + n + 1]
             data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-            sig[row:row + n] = data.view("<u4").reshape(n, width)
-            row += n
-        return sig
+            views.append(data.view("<u4").reshape(n, width))
+        return _Signatures(views, width)
 
     def _band_edges(self, sig: np.ndarray):
         """(later, first) index pairs of documents equal in some band."""
@@ -201,3 +201,22 @@ class DocumentMinhashDeduplicator(Deduplicator):
         dataset = dataset.remove_columns([HashKeys.minhash])
         pairs = {root: dataset.rows([root, dup]) for root, dup in first_duplicates(labels, show_num)}
         return (dataset if len(keep) == n else dataset.select(keep)), pairs
+
+
+class _Signatures:
+    """An (n, width) uint32 signature matrix kept as row blocks; ``sig[:, lo:hi]`` copies out one band."""
+
+    def __init__(self, blocks: list, width: int):
+        self.blocks = blocks
+        self.shape = (sum(len(b) for b in blocks), width)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        rows, cols = key
+        if rows != slice(None):
+            raise IndexError("only whole columns of signatures can be taken")
+        if not self.blocks:
+            return np.empty((0, len(range(*cols.indices(self.shape[1])))), dtype=np.uint32)
+        return np.concatenate([b[:, cols] for b in self.blocks])
