@@ -156,6 +156,19 @@ def dump_yaml(obj: dict, path) -> None:
 
 
 # ------------------------------------------------------------- measured runs
+def _rss_anon(pid: int) -> int:
+    """Anonymous resident memory of a process (what it allocated; PSS also counts the pages of
+    memory-mapped files it has read, which grow with the input but are reclaimable page cache)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def run_measured(argv: list[str], log_path, env=None, cwd=None, timeout: float | None = None,
                  interval: float = 0.05, pss_interval: float = 0.1) -> dict:
     """Run ``argv``; return rc, wall seconds, and the peak memory of its process tree.
@@ -166,7 +179,7 @@ def run_measured(argv: list[str], log_path, env=None, cwd=None, timeout: float |
     """
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    peak_tree = peak_one = peak_pss = 0
+    peak_tree = peak_one = peak_pss = peak_anon = 0
     nproc_peak = 0
     next_pss = 0.0
     with open(log_path, "w", encoding="utf-8") as log:
@@ -192,13 +205,15 @@ def run_measured(argv: list[str], log_path, env=None, cwd=None, timeout: float |
             now = time.perf_counter()
             if now >= next_pss:  # PSS splits pages shared by forked workers fairly; costlier, so sampled less
                 next_pss = now + pss_interval
-                pss = 0
+                pss = anon = 0
                 for p in procs:
                     try:
                         pss += p.memory_full_info().pss
                     except (psutil.Error, AttributeError):
                         continue
+                    anon += _rss_anon(p.pid)
                 peak_pss = max(peak_pss, pss)
+                peak_anon = max(peak_anon, anon)
             if timeout and time.perf_counter() - t0 > timeout:
                 timed_out = True
                 for p in reversed(procs):
@@ -211,7 +226,7 @@ def run_measured(argv: list[str], log_path, env=None, cwd=None, timeout: float |
         rc = proc.wait()
         wall = time.perf_counter() - t0
     return {"rc": rc, "wall_s": wall, "peak_rss_tree_mb": peak_tree / 2**20, "peak_rss_proc_mb": peak_one / 2**20,
-            "peak_pss_tree_mb": peak_pss / 2**20,
+            "peak_pss_tree_mb": peak_pss / 2**20, "peak_anon_tree_mb": peak_anon / 2**20,
             "max_procs": nproc_peak, "timed_out": timed_out, "log": str(log_path)}
 
 

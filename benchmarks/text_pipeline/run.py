@@ -153,6 +153,7 @@ def main(argv=None):
             ["peak RSS, process tree (MB)"] + [f"{results[k]['peak_rss_tree_mb']:.0f}" for k in cols],
             ["peak RSS, largest process (MB)"] + [f"{results[k]['peak_rss_proc_mb']:.0f}" for k in cols],
             ["peak PSS, process tree (MB)"] + [f"{results[k]['peak_pss_tree_mb']:.0f}" for k in cols],
+            ["peak anonymous RSS, tree (MB)"] + [f"{results[k].get('peak_anon_tree_mb', 0):.0f}" for k in cols],
             ["max processes"] + [results[k]["max_procs"] for k in cols]]
     print()
     print(f"corpus {corpus.name}: {n_in} docs, {corpus.stat().st_size / 1e6:.1f} MB; np={a.np_}; "
