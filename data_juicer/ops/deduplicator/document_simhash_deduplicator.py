@@ -10,6 +10,7 @@ from loguru import logger
 from pydantic import PositiveInt
 
 from data_juicer.ops.base import Deduplicator
+from data_juicer.ops.common import simhash_numba
 from data_juicer.ops.common.shingles import shingles
 from data_juicer.ops.common.union_find import first_duplicates, min_component_labels
 from data_juicer.ops.registry import OPERATORS
@@ -74,6 +75,9 @@ class DocumentSimhashDeduplicator(Deduplicator):
                            "punctuation changes the tokens")
         self.num_blocks = num_blocks
         self.hamming_distance = hamming_distance
+        # compiled path (numba): same values; compiled (or loaded from numba's cache) here, once, so
+        # forked workers share it
+        self._compiled = tokenization == "space" and self._ignore is None and simhash_numba.available()
 
     def _simhash(self, text: str, compute) -> int:
         if self.lowercase:
@@ -92,8 +96,14 @@ class DocumentSimhashDeduplicator(Deduplicator):
     def compute_hash(self, samples):
         if HashKeys.simhash in samples:
             return samples
+        texts = samples[self.text_key]
+        if getattr(self, "_compiled", False):
+            prepared = [t.lower() for t in texts] if self.lowercase else texts
+            samples[HashKeys.simhash] = [str(h) for h in simhash_numba.space_simhashes(prepared, self.window_size)
+                                         .tolist()]
+            return samples
         compute = require("simhash-pybind", who=self.name).compute
-        samples[HashKeys.simhash] = [str(self._simhash(t, compute)) for t in samples[self.text_key]]
+        samples[HashKeys.simhash] = [str(self._simhash(t, compute)) for t in texts]
         return samples
 
     def process(self, dataset, show_num: int = 0):

@@ -90,3 +90,24 @@ def test_bad_parameters_are_clear_errors():
         make(num_blocks=4, hamming_distance=4)
     with pytest.raises(ValueError, match="at most 64"):
         make(num_blocks=65)
+
+
+def test_compiled_simhash_equals_the_python_path(monkeypatch):
+    """The numba kernel (MD5 per shingle + bit votes) gives simhash-pybind's values exactly."""
+    import random
+
+    from data_juicer.ops.common import simhash_numba
+
+    if not simhash_numba.available():
+        pytest.skip("numba is not installed: only the Python path runs")
+    rng = random.Random(5)
+    words = ["the", "a", "Über", "naïve", "中文", "字", "😀", "x" * 300, "", "  ", "end.", "Ünïcödé", "q"]
+    texts = ["", "one", "two words", "a  b   c    d e f g h"] + [
+        " ".join(rng.choice(words) for _ in range(rng.randint(0, 60))) for _ in range(200)]
+    for window in (1, 3, 6):
+        op = OPERATORS.get("document_simhash_deduplicator")(tokenization="space", window_size=window, lowercase=True)
+        assert op._compiled
+        fast = op.compute_hash({"text": list(texts)})[HashKeys.simhash]
+        monkeypatch.setattr(op, "_compiled", False)
+        slow = op.compute_hash({"text": list(texts)})[HashKeys.simhash]
+        assert fast == slow
