@@ -31,7 +31,6 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from data_juicer.config.recipe import load_recipe
-    from data_juicer.core.runner import FusedRun
     from data_juicer.utils.batch import rows_to_batch
 
     recipe = load_recipe(["--config", args.config, "--dataset_path", args.corpus], check_paths=False)
@@ -46,16 +45,11 @@ def main(argv=None) -> int:
         kept = [0] * len(ops)
         for start in range(0, len(rows), args.batch_size):
             batch = rows_to_batch([dict(r) for r in rows[start:start + args.batch_size]])
-            run = FusedRun([], mark_errors=False)
-            run.needs_context = any(op.uses for op in ops)
-            if run.needs_context:
+            if any(op.uses for op in ops):
                 batch["__dj__context__"] = [{} for _ in range(len(batch["text"]))]
             for i, op in enumerate(ops):
                 c, w = time.process_time(), time.perf_counter()
-                if hasattr(op, "compute_hash") and not hasattr(op, "run_batch"):
-                    batch = op.compute_hash(batch)
-                else:
-                    batch = op.run_batch(batch)
+                batch = op.run_batch(batch)  # a deduplicator's run_batch is its hashing
                 cpu[i] += time.process_time() - c
                 wall[i] += time.perf_counter() - w
                 kept[i] += len(batch["text"])

@@ -82,16 +82,16 @@ def check_method(algo: Optional[str]) -> None:
         raise ValueError(f"cache_compress: unknown method {algo!r}; use gzip, zstd or lz4")
 
 
-def _pass_files(dataset) -> list[str]:
-    """The cache files a map pass wrote (not the files the dataset was loaded from)."""
+def pass_files(dataset) -> list[str]:
+    """The cache files a map pass wrote behind ``dataset`` (not the files it was loaded from)."""
     return [f["filename"] for f in getattr(dataset, "cache_files", []) or []
             if os.path.basename(f["filename"]).startswith("cache-")]
 
 
-def compress(dataset, algo: str) -> int:
-    """Compress the pass cache files behind ``dataset``; the originals are removed. Returns bytes saved."""
+def compress(paths: Iterable[str], algo: str) -> int:
+    """Compress pass cache files; the originals are removed. Returns the bytes saved."""
     saved = 0
-    for path in _pass_files(dataset):
+    for path in paths:
         if not os.path.exists(path):
             continue
         target = path + _SUFFIX[algo]

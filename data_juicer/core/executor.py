@@ -390,14 +390,10 @@ class DefaultExecutor:
         algo = self.cfg.get("cache_compress")
         if not algo or before is None or not self.cfg["use_cache"]:
             return
-        from data_juicer.core.cache import compress
+        from data_juicer.core.cache import compress, pass_files
 
-        keep = {f["filename"] for f in getattr(after, "cache_files", []) or []} if after is not None else set()
-
-        class _Files:  # the pass files of ``before`` no longer needed
-            cache_files = [f for f in getattr(before, "cache_files", []) or [] if f["filename"] not in keep]
-
-        compress(_Files, algo)
+        still_read = set(pass_files(after)) if after is not None else set()
+        compress([f for f in pass_files(before) if f not in still_read], algo)
 
     def _run_global(self, op: OP, ds):
         op.error_ledger = self.ledger  # dataset-level ops that contain failures record them in the job's ledger

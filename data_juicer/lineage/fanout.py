@@ -298,15 +298,10 @@ def _lookup(name: str, where: str):
 
 
 def _validated(cls, name: str, params: dict) -> dict:
-    from data_juicer.config.op_schema import signature_params, validate_params
+    """The op's full keyword arguments, checked as a recipe's ops are (close names for a wrong one)."""
+    from data_juicer.config.recipe import validate_op
 
-    unknown = [p for p in params if p not in signature_params(cls)]
-    if unknown:
-        raise ValueError(f"operator '{name}' has no parameter {unknown[0]!r}")
-    try:
-        return validate_params(cls, params)
-    except ValueError as e:
-        raise ValueError(f"operator '{name}': {e}") from None
+    return validate_op(name, cls, params, "lineage_stage")
 
 
 def _make_expander(expand, text_key: str, chunk_size: int, defaults: dict):

@@ -50,3 +50,17 @@ def duplicate_pairs(dataset, codes: np.ndarray, exempt: np.ndarray, show_num: in
         rows = dataset.rows(live[np.flatnonzero(codes[live] == uniq[j])[:2]])
         pairs[key_of(rows[0])] = rows
     return pairs
+
+
+def dedup_by_media_hash(dataset, media_key: str, consider_text: bool, show_num: int = 0):
+    """Keep the first sample of each media hash (and text hash, with ``consider_text``); also return
+    up to ``show_num`` duplicated hashes, most duplicated first, each with its first two samples."""
+    n = len(dataset)
+    if n <= 1:
+        return dataset, {}
+    keep, codes, exempt = first_of_each_key(dataset, media_key, consider_text)
+    pairs = {}
+    if show_num > 0:
+        key_of = (lambda r: (r[media_key], r[HashKeys.hash])) if consider_text else (lambda r: r[media_key])
+        pairs = duplicate_pairs(dataset, codes, exempt, show_num, key_of)
+    return (dataset if len(keep) == n else dataset.select(np.asarray(keep))), pairs

@@ -1,7 +1,5 @@
-import numpy as np
-
 from data_juicer.ops.base import Deduplicator
-from data_juicer.ops.common.exact_dedup import duplicate_pairs, first_of_each_key
+from data_juicer.ops.common.exact_dedup import dedup_by_media_hash
 from data_juicer.ops.common.image_hashes import METHODS, image_hash
 from data_juicer.ops.common.media import load_image, load_row_media
 from data_juicer.ops.deduplicator.document_deduplicator import DocumentDeduplicator
@@ -74,13 +72,4 @@ class ImageDeduplicator(Deduplicator):
     def process(self, dataset, show_num: int = 0):
         """Keep the first sample of each image hash; also return up to ``show_num`` duplicated
         hashes (most duplicated first), each with its first two samples, for the tracer."""
-        n = len(dataset)
-        if n <= 1:
-            return dataset, {}
-        keep, codes, exempt = first_of_each_key(dataset, HashKeys.imagehash, self.consider_text)
-        pairs = {}
-        if show_num > 0:
-            key_of = (lambda r: (r[HashKeys.imagehash], r[HashKeys.hash])) if self.consider_text else \
-                (lambda r: r[HashKeys.imagehash])
-            pairs = duplicate_pairs(dataset, codes, exempt, show_num, key_of)
-        return (dataset if len(keep) == n else dataset.select(np.asarray(keep))), pairs
+        return dedup_by_media_hash(dataset, HashKeys.imagehash, self.consider_text, show_num)
