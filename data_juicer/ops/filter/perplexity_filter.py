@@ -17,7 +17,7 @@ class PerplexityFilter(Filter):
     fused, the sentencepiece split is shared with the word filters through ``__dj__context__``.
     """
 
-    requires = ("sentencepiece", "kenlm")
+    requires = ("sentencepiece", "ufal.kenlm")
     uses = (InterVars.words,)
 
     def __init__(self, lang: str = "en", min_ppl: float = 0, max_ppl: float = 1500, **kwargs):
