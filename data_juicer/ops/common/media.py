@@ -10,29 +10,24 @@ the loader). Each distinct path of a sample is loaded once, in order of first ap
 
 An image is opened with Pillow, turned upright from its EXIF orientation (when opened from a
 path, not from bytes), and converted to RGB. A video is opened as a PyAV container.
+
+Kept for the ops written before ``data_juicer.media`` existed; new ops use
+``data_juicer.media.image.load_row_images`` / ``data_juicer.media.audio.load_row_audios``.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Callable, Optional
 
+from data_juicer.media.image import bytes_at as _bytes_at_impl
+from data_juicer.media.image import load_image as _load_image
 from data_juicer.utils.lazy import require
 
 
 def load_image(path_or_bytes, who: str = ""):
-    """An RGB ``PIL.Image`` from a path or from encoded bytes."""
-    require("pillow", who=who)
-    from PIL import Image, ImageOps
-
-    if isinstance(path_or_bytes, (bytes, bytearray)):
-        return Image.open(io.BytesIO(path_or_bytes)).convert("RGB")
-    img = Image.open(path_or_bytes)
-    img.load()
-    if img.getexif().get(0x0112) is not None:  # EXIF Orientation
-        img = ImageOps.exif_transpose(img)
-    return img.convert("RGB")
+    """An RGB ``PIL.Image`` from a path or from encoded bytes (``data_juicer.media.image.load_image``)."""
+    return _load_image(path_or_bytes, who)
 
 
 def open_video(path: str, who: str = ""):
@@ -44,13 +39,7 @@ def open_video(path: str, who: str = ""):
 
 
 def _bytes_at(samples: dict, bytes_key: Optional[str], row: int, pos: int):
-    if not bytes_key or bytes_key not in samples:
-        return None
-    per_row = samples[bytes_key][row]
-    if not isinstance(per_row, list) or pos >= len(per_row):
-        return None
-    data = per_row[pos]
-    return data if isinstance(data, (bytes, bytearray)) else None
+    return _bytes_at_impl(samples, bytes_key, row, pos)
 
 
 def load_row_media(samples: dict, row: int, paths: list, load: Callable, *, bytes_key: Optional[str] = None,

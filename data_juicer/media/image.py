@@ -1,0 +1,121 @@
+"""Images: decoded once per sample, as Data-Juicer 1.6.1 decodes them.
+
+``load_image`` gives an RGB ``PIL.Image``: from a path it is turned upright from its EXIF
+orientation (as Hugging Face ``datasets.Image`` does for Data-Juicer); from encoded bytes it is
+not (Data-Juicer opens bytes with Pillow directly). The file is read through a handle that is
+closed before returning, so no descriptor stays open (also for multi-frame GIF/TIFF, where
+Pillow would keep it).
+
+``load_row_images`` loads the distinct images of one row of a batch, reusing the ones the row's
+``__dj__context__`` dict already holds (a fused pass: the first op decodes, the others reuse)
+and reading ``image_bytes`` where a row carries them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Optional
+
+from data_juicer.media.errors import MediaError, missing_file
+from data_juicer.utils.constant import Fields
+from data_juicer.utils.lazy import require
+
+__all__ = ["load_image", "load_row_images", "row_context", "pil_to_bgr", "bgr_to_pil", "bytes_at"]
+
+
+def load_image(path_or_bytes, who: str = ""):
+    """An RGB ``PIL.Image.Image`` from a path (EXIF-upright) or from encoded bytes.
+
+    A missing path is a ``FileNotFoundError``; an undecodable file a ``MediaError``; both name it.
+    """
+    require("pillow", who=who)
+    from PIL import Image, ImageOps
+
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        try:
+            img = Image.open(io.BytesIO(bytes(path_or_bytes)))
+            return img.convert("RGB")
+        except Exception as e:  # PIL raises UnidentifiedImageError, OSError, SyntaxError...
+            raise MediaError("image", f"<{len(path_or_bytes)} bytes>", e) from e
+    path = os.fspath(path_or_bytes)
+    if not os.path.isfile(path):
+        raise missing_file("image", path)
+    try:
+        with open(path, "rb") as f:
+            img = Image.open(f)
+            img.load()
+            if img.getexif().get(0x0112) is not None:  # EXIF Orientation
+                img = ImageOps.exif_transpose(img)
+            return img.convert("RGB")
+    except PermissionError:
+        raise
+    except Exception as e:
+        raise MediaError("image", path, e) from e
+
+
+def row_context(samples: dict, row: int, context: Optional[dict] = None) -> Optional[dict]:
+    """The ``__dj__context__`` dict of row ``row`` (``context`` if given), or None outside a fused pass."""
+    if context is not None:
+        return context
+    ctx = samples.get(Fields.context)
+    if ctx is None or row >= len(ctx) or not isinstance(ctx[row], dict):
+        return None
+    return ctx[row]
+
+
+def bytes_at(samples: dict, bytes_key: Optional[str], row: int, pos: int):
+    """The encoded bytes at position ``pos`` of row ``row``'s bytes field, or None (as Data-Juicer)."""
+    if not bytes_key or bytes_key not in samples:
+        return None
+    per_row = samples[bytes_key][row]
+    if not isinstance(per_row, list) or pos >= len(per_row):
+        return None
+    data = per_row[pos]
+    return data if isinstance(data, (bytes, bytearray)) else None
+
+
+def load_row_images(op, samples: dict, row: int, context: Optional[dict] = None,
+                    paths: Optional[list] = None) -> dict:
+    """``{path: PIL image}`` for the distinct images of row ``row``, in order of first appearance.
+
+    ``paths`` defaults to ``samples[op.image_key][row]``. Each path is taken, in order, from the
+    row's context dict (keyed by path), else from ``op.image_bytes_key`` at the position of the
+    path's first occurrence, else from the file; newly decoded images go into the context.
+    """
+    if paths is None:
+        paths = samples[op.image_key][row] or []
+    ctx = row_context(samples, row, context)
+    who = getattr(op, "name", "")
+    out: dict = {}
+    for pos, path in enumerate(paths):
+        if path in out:
+            continue
+        if ctx is not None and path in ctx:
+            out[path] = ctx[path]
+            continue
+        data = bytes_at(samples, getattr(op, "image_bytes_key", None), row, pos)
+        img = load_image(data if data is not None else path, who)
+        out[path] = img
+        if ctx is not None:
+            ctx[path] = img
+    return out
+
+
+def pil_to_bgr(img):
+    """A contiguous ``uint8`` HxWx3 BGR array (OpenCV's layout) of a PIL image (made RGB first)."""
+    import numpy as np
+
+    if img.mode != "RGB":
+        img = img.convert("RGB")
+    return np.ascontiguousarray(np.asarray(img)[:, :, ::-1])
+
+
+def bgr_to_pil(arr):
+    """A PIL RGB image from an HxWx3 BGR array (or an HxW grey one)."""
+    import numpy as np
+    from PIL import Image
+
+    if arr.ndim == 2:
+        return Image.fromarray(np.ascontiguousarray(arr)).convert("RGB")
+    return Image.fromarray(np.ascontiguousarray(arr[:, :, ::-1]))
