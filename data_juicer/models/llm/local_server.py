@@ -85,12 +85,12 @@ def create_app(engine, model_name: str, max_batch: int = 32):
     batcher = _Batcher(engine, max_batch)
     state = {"faults": [], "requests": [], "in_flight": 0, "max_in_flight": 0, "count": 0}
 
-    def take_fault(body: dict) -> Optional[dict]:
+    def take_fault(body: dict, skip_sleep: bool = False) -> Optional[dict]:
         text = "\n".join(content_text(m.get("content")) for m in body.get("messages", []))
         if not text:
             text = str(body.get("input", ""))
         for f in state["faults"]:
-            if f.get("match") and f["match"] not in text:
+            if (f.get("match") and f["match"] not in text) or (skip_sleep and f.get("kind") == "sleep"):
                 continue
             if f.get("times", 1) > 0:
                 f["times"] = f.get("times", 1) - 1
@@ -99,13 +99,17 @@ def create_app(engine, model_name: str, max_batch: int = 32):
             return f
         return None
 
+    async def next_fault(body: dict) -> Optional[dict]:
+        f = take_fault(body)
+        if f is not None and f.get("kind") == "sleep":  # a delay, then whatever comes next
+            await asyncio.sleep(float(f.get("seconds", 1)))
+            f = take_fault(body, skip_sleep=True)
+        return f
+
     async def misbehave(f: Optional[dict]):
         if f is None:
             return None
         kind = f.get("kind")
-        if kind == "sleep":
-            await asyncio.sleep(float(f.get("seconds", 1)))
-            return None
         if kind == "status":
             code = int(f.get("status", 500))
             headers = {"Retry-After": str(f["retry_after"])} if "retry_after" in f else None
@@ -142,7 +146,7 @@ def create_app(engine, model_name: str, max_batch: int = 32):
     async def chat(request: Request):
         body = await request.json()
         state["requests"].append(body)
-        f = take_fault(body)
+        f = await next_fault(body)
         early = await misbehave(f)
         if early is not None:
             return early
@@ -167,7 +171,7 @@ def create_app(engine, model_name: str, max_batch: int = 32):
     async def embeddings(request: Request):
         body = await request.json()
         state["requests"].append(body)
-        early = await misbehave(take_fault(body))
+        early = await misbehave(await next_fault(body))
         if early is not None:
             return early
         inp = body.get("input")
