@@ -62,3 +62,32 @@ def load_row_media(samples: dict, row: int, paths: list, load: Callable, *, byte
         if context is not None and store:
             context[path] = obj
     return out
+
+
+# -- helpers the media filters and mappers share -------------------------------------------------
+def check_any_or_all(any_or_all: str, who: str) -> bool:
+    """True for ``any``, False for ``all``; a clear error otherwise (as Data-Juicer)."""
+    if any_or_all not in ("any", "all"):
+        raise ValueError(f"{who}: keep strategy [{any_or_all}] is not supported; use 'any' or 'all'")
+    return any_or_all == "any"
+
+
+def keep_by_strategy(flags, use_any: bool) -> bool:
+    """Keep a sample from its per-media decisions: any/all of them; a sample without media is kept."""
+    flags = list(flags)
+    if not flags:
+        return True
+    return any(flags) if use_any else all(flags)
+
+
+def row_source_files(samples: dict, row: int, paths: list) -> list:
+    """The ``__dj__source_file__`` entry of a row whose media a mapper rewrites: the original paths.
+
+    Data-Juicer fills it with the media paths the first time a media mapper runs; a later mapper
+    keeps it (so it always names the files the sample came from).
+    """
+    from data_juicer.utils.constant import Fields
+
+    col = samples.get(Fields.source_file)
+    cur = col[row] if col is not None and row < len(col) else None
+    return list(cur) if cur else list(paths)

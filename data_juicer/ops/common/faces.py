@@ -1,0 +1,73 @@
+"""Face detection with OpenCV's Haar cascades, as Data-Juicer's face ops detect faces.
+
+The cascade file is OpenCV's bundled ``haarcascade_frontalface_alt.xml`` unless the op names
+another (a path, or a file name looked up among OpenCV's bundled cascades and the model
+folders). Ops keep only the path (they are pickled to workers and Ray actors); each process
+builds the ``cv2.CascadeClassifier`` once on first use (``load_once``), shared by the ops that
+use the same file.
+
+Detection runs on the image converted to grey from OpenCV's BGR layout, with Data-Juicer's
+``detectMultiScale`` settings (scaleFactor 1.1, minNeighbors 3), and boxes are clipped to the
+image as Data-Juicer does.
+"""
+
+from __future__ import annotations
+
+import os
+
+from data_juicer.utils.lazy import require
+
+DEFAULT_CASCADE = "haarcascade_frontalface_alt.xml"
+DETECT_KWARGS = {"scaleFactor": 1.1, "minNeighbors": 3}
+
+
+def resolve_cascade(cv_classifier: str, who: str) -> str:
+    """The cascade file for ``cv_classifier`` ('' = OpenCV's frontal-face cascade); FileNotFoundError naming where it looked."""
+    cv2 = require("opencv-python-headless", who=who)
+    name = cv_classifier or DEFAULT_CASCADE
+    looked = []
+    if os.path.isabs(name) or os.sep in name:
+        looked.append(os.path.abspath(name))
+    else:
+        looked.append(os.path.join(cv2.data.haarcascades, name))
+        from data_juicer.models.loader import model_dirs
+
+        looked += [os.path.join(d, name) for d in model_dirs()]
+    for p in looked:
+        if os.path.isfile(p):
+            return p
+    raise FileNotFoundError(f"{who}: OpenCV cascade '{name}' not found; looked at: {', '.join(looked)}. "
+                            f"Give cv_classifier as the path of a Haar cascade XML file, or leave it empty for "
+                            f"OpenCV's bundled {DEFAULT_CASCADE} (install opencv-python-headless<5: OpenCV 5 "
+                            f"no longer ships cascades)")
+
+
+def load_cascade(path: str, owner: str | None = None):
+    """The ``cv2.CascadeClassifier`` for ``path``, built once per process."""
+    from data_juicer.models.loader import load_once
+
+    def build():
+        cv2 = require("opencv-python-headless", who=owner or "")
+        if not hasattr(cv2, "CascadeClassifier"):
+            raise RuntimeError(f"OpenCV {cv2.__version__} has no CascadeClassifier; install opencv-python-headless<5")
+        clf = cv2.CascadeClassifier(path)
+        if clf.empty():
+            raise ValueError(f"'{path}' is not a valid OpenCV cascade file")
+        return clf
+
+    return load_once(("opencv_cascade", path), build, owner)
+
+
+def detect_faces(image, cascade, **kwargs) -> list[list[int]]:
+    """``[[x, y, w, h], ...]`` faces in a PIL image, clipped to it (as Data-Juicer's ``detect_faces``)."""
+    import cv2
+
+    from data_juicer.media.image import pil_to_bgr
+
+    gray = cv2.cvtColor(pil_to_bgr(image), cv2.COLOR_BGR2GRAY)
+    dets = cascade.detectMultiScale(gray, **{**DETECT_KWARGS, **kwargs})
+    out = []
+    for x, y, w, h in dets:
+        x, y = max(int(x), 0), max(int(y), 0)
+        out.append([x, y, min(int(w), image.width - x), min(int(h), image.height - y)])
+    return out
