@@ -59,3 +59,75 @@ class ImageModelFilter(Filter):
     def process_batched(self, samples):
         lo, hi = self.bounds()
         return [keep_by(self, s[self.stat_key], lo, hi, self.any) for s in samples[Fields.stats]]
+
+
+def video_frames(op, samples: dict, i: int, frame_field=None) -> list[list]:
+    """The sampled frames (PIL images) of each distinct video of row ``i``, in order.
+
+    With ``frame_field`` present in the batch, the row's frames are image files already
+    extracted, one list per video (``frame_num`` of them taken evenly, as Data-Juicer does).
+    """
+    if frame_field and frame_field in samples and samples[frame_field][i] is not None:
+        import numpy as np
+
+        from data_juicer.ops.common.vision import load_image_file
+
+        out = []
+        for paths in samples[frame_field][i]:
+            if op.frame_num < len(paths):
+                paths = [paths[k] for k in np.linspace(0, len(paths) - 1, op.frame_num, dtype=int)]
+            out.append([load_image_file(p, op.name) for p in paths])
+        return out
+    from data_juicer.media.video import load_row_video_frames
+
+    return list(load_row_video_frames(op, samples, i, op.frame_sampling_method, op.frame_num).values())
+
+
+class VideoFrameModelFilter(ImageModelFilter):
+    """Scores the sampled frames of each video with ``score_images`` (all frames of a batch
+    together), reduces them per video (``reduce_mode``; a video without frames scores 0.0)."""
+
+    modality = "video"
+    requires = ("torch", "transformers", "pillow", "av")
+    frame_field = None
+
+    def setup_video(self, frame_sampling_method, frame_num, reduce_mode, any_or_all, kwargs) -> dict:
+        from data_juicer.ops.common.vision import FRAME_SAMPLING, REDUCE_MODES
+
+        who = self._name or type(self).__name__
+        check_choice(frame_sampling_method, FRAME_SAMPLING, "Frame sampling method", who)
+        check_choice(reduce_mode, REDUCE_MODES, "Reduce mode", who)
+        self.frame_sampling_method = frame_sampling_method
+        self.frame_num = frame_num
+        self.reduce_mode = reduce_mode
+        return self.setup(any_or_all, kwargs)
+
+    def compute_stats_batched(self, samples):
+        from data_juicer.ops.common.vision import reduce_scores
+
+        stats = samples[Fields.stats]
+        key = self.stat_key
+        col = samples.get(self.video_key)
+        ff = self.frame_field
+        rows, counts, flat = [], [], []  # counts: frames per video, per row
+        for i, s in enumerate(stats):
+            if key in s:
+                continue
+            has_frames = ff and ff in samples and samples[ff][i] is not None
+            if not has_frames and (col is None or not col[i]):
+                s[key] = []
+                continue
+            per_video = video_frames(self, samples, i, ff)
+            rows.append(i)
+            counts.append([len(f) for f in per_video])
+            for f in per_video:
+                flat.extend(f)
+        scores = self.score_images(flat) if flat else []
+        pos = 0
+        for i, cs in zip(rows, counts):
+            vals = []
+            for n in cs:
+                vals.append(reduce_scores(scores[pos:pos + n], self.reduce_mode) if n else 0.0)
+                pos += n
+            stats[i][key] = vals
+        return samples

@@ -1,0 +1,112 @@
+from pydantic import PositiveInt
+
+from data_juicer.models.vision import check_vision_model, load_vision_model, op_device
+from data_juicer.models.vision_scores import clip_image_embeds, clip_logit_scale, clip_text_embeds
+from data_juicer.ops.base import Filter
+from data_juicer.ops.common.special_tokens import special_tokens
+from data_juicer.ops.common.vision import (ANY_OR_ALL, FRAME_SAMPLING, REDUCE_MODES, ModelChecks, check_choice, flip,
+                                           keep_by, reduce_scores, text_media_chunks)
+from data_juicer.ops.registry import OPERATORS
+from data_juicer.utils.constant import Fields, StatsKeys
+
+
+@OPERATORS.register_module("video_frames_text_similarity_filter")
+class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
+    """Keeps samples whose text chunks match their videos' sampled frames under CLIP (stat
+    ``video_frames_text_similarity``: one value per chunk of the text holding video tokens).
+
+    A chunk's value is CLIP's similarity logit / 100 between the chunk's text (special tokens
+    removed) and every sampled frame (optionally flipped) of every video of the chunk, reduced by
+    ``reduce_mode`` (0.0 when the chunk's videos gave no frames). Frames and texts of a whole
+    batch are embedded together; frames come from the media layer (shared within a fused pass).
+    """
+
+    _accelerator = "cuda"
+    modality = "multimodal"
+    requires = ("torch", "transformers", "pillow", "av")
+    uses_model = True
+    model_params = {"hf_clip": "openai/clip-vit-base-patch32"}
+
+    def __init__(
+        self,
+        hf_clip="openai/clip-vit-base-patch32",
+        trust_remote_code=False,
+        min_score: float = 0.1,
+        max_score: float = 1.0,
+        frame_sampling_method: str = "all_keyframes",
+        frame_num: PositiveInt = 3,
+        horizontal_flip: bool = False,
+        vertical_flip: bool = False,
+        any_or_all: str = "any",
+        reduce_mode: str = "avg",
+        **kwargs,
+    ):
+        """
+        :param hf_clip: CLIP model: a Hugging Face model name (found offline) or a local folder
+        :param trust_remote_code: allow the model folder's own code
+        :param min_score: smallest similarity kept
+        :param max_score: largest similarity kept
+        :param frame_sampling_method: ``all_keyframes`` or ``uniform`` (``frame_num`` frames evenly spread)
+        :param frame_num: frames taken per video with ``uniform`` sampling
+        :param horizontal_flip: mirror frames left-right before scoring
+        :param vertical_flip: flip frames top-bottom before scoring
+        :param any_or_all: keep a sample when ``any`` of its chunks is in range, or only when ``all`` are
+        :param reduce_mode: how a chunk's frame similarities are reduced: ``avg``, ``max`` or ``min``
+        """
+        kwargs.setdefault("memory", kwargs.get("mem_required") or "1500MB")
+        super().__init__(**kwargs)
+        check_choice(frame_sampling_method, FRAME_SAMPLING, "Frame sampling method", self.name)
+        check_choice(reduce_mode, REDUCE_MODES, "Reduce mode", self.name)
+        check_choice(any_or_all, ANY_OR_ALL, "Keep strategy", self.name)
+        self.hf_clip = hf_clip
+        self.trust_remote_code = trust_remote_code
+        self.min_score = min_score
+        self.max_score = max_score
+        self.frame_sampling_method = frame_sampling_method
+        self.frame_num = frame_num
+        self.horizontal_flip = horizontal_flip
+        self.vertical_flip = vertical_flip
+        self.any = any_or_all == "any"
+        self.reduce_mode = reduce_mode
+        check_vision_model(hf_clip, who=self.name)
+
+    def compute_stats_batched(self, samples):
+        from data_juicer.media.video import load_row_video_frames
+
+        stats = samples[Fields.stats]
+        key = StatsKeys.video_frames_text_similarity
+        col = samples.get(self.video_key)
+        token = special_tokens()["video"]
+        frames, texts, chunks = [], [], []  # chunks: (row, text position, [frame positions])
+        for i, s in enumerate(stats):
+            if key in s:
+                continue
+            s[key] = []
+            if col is None or not col[i]:
+                continue
+            per_video = load_row_video_frames(self, samples, i, self.frame_sampling_method, self.frame_num)
+            at = {}
+            for path, fs in per_video.items():
+                at[path] = list(range(len(frames), len(frames) + len(fs)))
+                frames += [flip(f, self.horizontal_flip, self.vertical_flip) for f in fs]
+            for text, paths in text_media_chunks(samples[self.text_key][i], col[i], token):
+                chunks.append((i, len(texts), [k for p in paths for k in at[p]]))
+                texts.append(text)
+        if not chunks:
+            return samples
+        model, proc = load_vision_model(self.hf_clip, who=self.name, device=op_device(self),
+                                        trust_remote_code=self.trust_remote_code)
+        img = clip_image_embeds(model, proc, frames) if frames else None
+        txt = clip_text_embeds(model, proc, texts)
+        scale = clip_logit_scale(model) / 100.0
+        for i, t, pos in chunks:
+            if not pos:
+                stats[i][key].append(0.0)
+                continue
+            sims = (txt[t:t + 1] @ img[pos].T * scale).flatten().tolist()
+            stats[i][key].append(reduce_scores(sims, self.reduce_mode))
+        return samples
+
+    def process_batched(self, samples):
+        key = StatsKeys.video_frames_text_similarity
+        return [keep_by(self, s[key], self.min_score, self.max_score, self.any) for s in samples[Fields.stats]]
