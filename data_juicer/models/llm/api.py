@@ -32,6 +32,12 @@ CLIENT_KEYS = ("base_url", "api_key", "timeout", "max_retries", "default_headers
                "concurrency", "down_after")
 
 
+class LLMText(str):
+    """A response text that also carries the request's token ``usage`` (a dict, or None)."""
+
+    usage: Optional[dict] = None
+
+
 def get_path(obj, path: str):
     """The value at a dotted path through dicts and lists (``choices.0.message.content``), else None."""
     for part in path.split("."):
@@ -173,7 +179,9 @@ class APIBackend(ChatBackend):
         if text is None:
             return LLMRequestError(f"the response has nothing at response_path {self.response_path!r}: "
                                    f"{str(result)[:300]}")
-        return text if isinstance(text, str) else str(text)
+        out = LLMText(text if isinstance(text, str) else str(text))
+        out.usage = result.get("usage") if isinstance(result, dict) else None
+        return out
 
     def _generate(self, batch: list[Messages], params: dict) -> list:
         self._http()

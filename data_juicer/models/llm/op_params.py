@@ -8,6 +8,8 @@ An op calls :meth:`LLMOpMixin.init_llm` in its constructor with the parameters i
 
 * ``enable_vllm`` -> ``vllm`` (in-process engine on the hf model)
 * an HF model (``hf_model`` without ``api_model``, or ``is_hf_model``) -> ``hf``
+* ``model_params.base_url`` given -> ``api`` whatever the op's default (a model served by a
+  vLLM / OpenAI-compatible server; also how hf-only ops reach a server)
 * otherwise -> ``api`` (``api_model`` at ``api_endpoint`` / ``$OPENAI_BASE_URL``)
 
 When the recipe's ``use_cache`` is on (the executor sets ``op.use_cache``), responses are
@@ -34,14 +36,27 @@ class LLMOpMixin:
 
     llm_kind: str = "api"
 
+    @classmethod
+    def required_packages(cls, params: dict) -> tuple:
+        """What the chosen backend needs: vllm, transformers (hf) or httpx (api)."""
+        if (params.get("model_params") or {}).get("base_url"):
+            return ("httpx",)
+        if params.get("enable_vllm"):
+            return ("vllm",)
+        if params.get("is_hf_model") or (params.get("hf_model") and not params.get("api_model")):
+            return ("torch", "transformers")
+        return ("httpx",)
+
     def init_llm(self, *, model: str, kind: Optional[str] = None, enable_vllm: bool = False, is_hf_model: bool = False,
                  api_endpoint: Optional[str] = None, response_path: Optional[str] = None,
                  model_params: Optional[dict] = None, sampling_params: Optional[dict] = None, try_num: int = 3,
                  default_sampling: Optional[dict] = None) -> None:
         """Record the backend settings; nothing is loaded or connected here except a check that an
         ``hf``/``vllm`` model and its packages are there (so a recipe fails before any data is read)."""
-        if kind is None:
-            kind = "vllm" if enable_vllm else ("hf" if is_hf_model else "api")
+        if kind is None or (model_params or {}).get("base_url"):
+            # a model served elsewhere (model_params.base_url) is reached over HTTP, whatever the op's default
+            hf_kind = kind if kind in ("hf", "vllm") else ("hf" if is_hf_model else "api")
+            kind = "api" if (model_params or {}).get("base_url") else ("vllm" if enable_vllm else hf_kind)
         self.llm_kind = kind
         self.llm_model = model
         self.api_endpoint = api_endpoint
