@@ -28,7 +28,7 @@ def write_video(path: str, frames: int = 8, w: int = 64, h: int = 48, fps: int =
         for t in range(frames):
             img = np.full((h, w, 3), 40, dtype=np.uint8)
             x = 8 + (4 * t if moving else 0)
-            img[16:32, x:x + 16] = 220
+            img[h // 3:h // 3 + 16, x:x + 16] = 220
             for pkt in st.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
                 out.mux(pkt)
         for pkt in st.encode():
