@@ -8,6 +8,8 @@ Ray; only ``ray_executor`` does. See docs/lineage.md.
 
 from data_juicer.lineage.compiler import Plan, ProgramError, compile_program
 from data_juicer.lineage.failures import (
+    ChildFailure,
+    FailureKind,
     GroupFailure,
     LineageAbort,
     LineageDeadlock,
@@ -18,8 +20,8 @@ from data_juicer.lineage.failures import (
 from data_juicer.lineage.fanout import FanOutStage
 from data_juicer.lineage.local import run_local
 from data_juicer.lineage.model import Call, Domain, EntityKey, Port, Program, Recovery
-from data_juicer.lineage.runtime import Batch, LineageResult, LineageRuntime
+from data_juicer.lineage.runtime import Batch, FailureRecord, Finished, LineageResult, LineageRuntime
 
 __all__ = ["Program", "Call", "Recovery", "Domain", "EntityKey", "Port", "Plan", "ProgramError", "compile_program",
-           "Outcome", "RecordFailure", "GroupFailure", "LineageError", "LineageAbort", "LineageDeadlock",
+           "Outcome", "ChildFailure", "FailureKind", "FailureRecord", "Finished", "RecordFailure", "GroupFailure", "LineageError", "LineageAbort", "LineageDeadlock",
            "LineageRuntime", "LineageResult", "Batch", "run_local", "FanOutStage"]

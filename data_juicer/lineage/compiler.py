@@ -53,8 +53,10 @@ class Plan:
     def nodes_at(self, domain: str, *kinds: str) -> list[Node]:
         return [n for n in self.nodes if n.kind in kinds and self.port_domain[n.out] == domain]
 
-    def describe(self) -> str:
-        """The plan as text: domains, then one line per node in execution order."""
+    def describe(self, cluster: dict | None = None) -> str:
+        """The plan as text: domains, one line per node in execution order, then the calls'
+        actor pools (replicas, CPUs and GPUs per replica, batch size, setup). With ``cluster``
+        (e.g. ``{"CPU": 2}``, or ``ray.cluster_resources()``) an ``auto`` CPU share is resolved."""
         chain = " > ".join(f"{d}" for d in self.domains)
         lines = [f"lineage program '{self.name}': domains {chain}; {len(self.nodes)} nodes, "
                  f"{len(self.calls)} calls"]
@@ -63,7 +65,37 @@ class Plan:
             lines.append(f"  {self.port_domain[n.out]:<{width}}  {n.describe()}")
         for name, port in self.outputs.items():
             lines.append(f"  {self.root:<{width}}  output {name} <- {port}")
+        if self.calls:
+            cpus = self.pool_cpus(cluster) if cluster is not None else {}
+            where = f"on {cluster.get('CPU', 0):g} CPUs, {cluster.get('GPU', 0):g} GPUs" if cluster is not None \
+                else "cpus 'auto': an equal share of what the other pools leave, at most 1"
+            lines.append(f"  pools (one per call, alive for the whole run; {where}):")
+            nw = max(len(n.call.name) for n in self.calls)
+            for n in self.calls:
+                c = n.call
+                cpu = cpus.get(n.out, c.num_cpus)
+                cpu = "auto" if cpu is None else f"{cpu:g}"
+                setup = c.describe_setup()
+                lines.append(f"    {c.name:<{nw}}  {c.replicas} x ({cpu} CPU, {c.num_gpus:g} GPU)  batch {c.batch_size} "
+                             f"({c.policy} parent)" + (f"  setup {setup}" if setup else ""))
         return "\n".join(lines)
+
+    def pool_cpus(self, cluster: dict) -> dict[str, float]:
+        """CPUs per replica of each call (by port): its own ``num_cpus``, or an equal share of
+        what is left. Every pool lives for the whole run, so a plan that needs more than the
+        cluster has would wait for ever: that is a clear error here instead."""
+        cpus, gpus = float(cluster.get("CPU", 0)), float(cluster.get("GPU", 0))
+        calls = self.calls
+        fixed = sum(n.call.num_cpus * n.call.replicas for n in calls if n.call.num_cpus is not None)
+        auto = sum(n.call.replicas for n in calls if n.call.num_cpus is None)
+        need_gpu = sum(n.call.num_gpus * n.call.replicas for n in calls)
+        share = min(1.0, (cpus - fixed) / auto) if auto else 0.0
+        if fixed > cpus or (auto and share < 0.01) or need_gpu > gpus:
+            parts = ", ".join(f"{n.call.name} {n.call.replicas}x({'auto' if n.call.num_cpus is None else n.call.num_cpus}"
+                              f" CPU, {n.call.num_gpus:g} GPU)" for n in calls)
+            raise ValueError(f"the lineage calls' actor pools need more than the Ray cluster has ({cpus:g} CPUs, "
+                             f"{gpus:g} GPUs): {parts}. Lower num_cpus/num_gpus or replicas, or add resources")
+        return {n.out: n.call.num_cpus if n.call.num_cpus is not None else share for n in calls}
 
 
 def compile_program(program: Program) -> Plan:

@@ -12,13 +12,42 @@ import enum
 from dataclasses import dataclass
 
 
-class Outcome(enum.Enum):
-    """What a port holds for one entity once it is terminal."""
+class Outcome(enum.StrEnum):
+    """What a port holds for one entity once it is terminal.
+
+    A ``StrEnum``: ``Outcome.FAILED == "failed"`` holds, so code written against the earlier
+    string outcomes keeps working, but the engine only ever hands out members.
+    """
 
     PRESENT = "present"  # a value
     DROPPED = "dropped"  # a filter took the entity out
     FAILED = "failed"  # the call failed on it (returned failure or an error after recovery)
     SUPPRESSED = "suppressed"  # a sibling's GroupFailure cancelled it
+
+
+class FailureKind(enum.StrEnum):
+    """Why a failure record exists."""
+
+    RECORD = "record"  # the call returned RecordFailure for the item
+    GROUP = "group"  # the call returned GroupFailure for the item
+    ERROR = "error"  # the call raised, and recovery gave up on the item
+    EXPAND = "expand"  # an expand got something that is not a list
+    FILTER = "filter"  # a filter's predicate raised
+    CHILD = "child"  # a reduce under on_child_failure=FAIL_PARENT: one of the children failed
+
+
+class ChildFailure(enum.StrEnum):
+    """What a ``reduce`` does when one of a parent's children FAILED or was SUPPRESSED.
+
+    FAIL_PARENT (the default): the parent's reduced value is FAILED, with a CHILD failure record
+    whose ``cause`` is the child's; the parent's other pending children are withdrawn.
+    DROP_CHILD: the failed child is left out of the list, like a filtered one (its failure stays
+    in the result's failures). KEEP_PARTIAL: the list holds every child as ``(Outcome, value)``.
+    """
+
+    FAIL_PARENT = "fail_parent"
+    DROP_CHILD = "drop_child"
+    KEEP_PARTIAL = "keep_partial"
 
 
 # when a call or structural node sees several absent inputs, the most informative one wins

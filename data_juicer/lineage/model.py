@@ -14,9 +14,12 @@ back to the parent as an ordered list), ``filter`` (a mask changes membership) a
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, NamedTuple, Optional, Union
+
+from data_juicer.lineage.failures import ChildFailure
 
 BatchPolicy = Literal["any", "single"]
 
@@ -73,6 +76,11 @@ class Call:
     also gets ``keys=[EntityKey, ...]``. ``policy`` says whether a batch may mix parents
     (``any``) or holds one parent's items (``single``). Resources (per replica) are for the Ray
     executor; all pools live for the whole run, so together they must fit the cluster.
+
+    Per-replica state (a model, a client): make ``fn`` a class and declare its constructor
+    arguments with ``.setup(*args, **kwargs)``; each replica builds one instance when it starts
+    and calls it on every batch (``Call("embed", Embedder).setup("/models/minilm", device="cpu")``).
+    A class without ``.setup`` is built with no arguments.
     """
 
     name: str
@@ -84,6 +92,8 @@ class Call:
     num_gpus: float = 0.0
     replicas: int = 1
     pass_keys: bool = False
+    init_args: tuple = ()  # constructor arguments of a class ``fn``, recorded by ``setup``
+    init_kwargs: tuple = ()  # (name, value) pairs: the dataclass stays hashable and frozen
 
     def __post_init__(self):
         if self.batch_size < 1:
@@ -92,6 +102,29 @@ class Call:
             raise ValueError(f"call '{self.name}': policy must be 'any' or 'single', got {self.policy!r}")
         if self.replicas < 1:
             raise ValueError(f"call '{self.name}': replicas must be >= 1, got {self.replicas}")
+        if (self.init_args or self.init_kwargs) and not isinstance(self.fn, type):
+            raise ValueError(f"call '{self.name}': setup(...) arguments need fn to be a class (its constructor "
+                             f"runs once per replica), got {type(self.fn).__name__}")
+
+    def setup(self, *args, **kwargs) -> "Call":
+        """The same call whose class ``fn`` each replica builds as ``fn(*args, **kwargs)``."""
+        return dataclasses.replace(self, init_args=tuple(args), init_kwargs=tuple(kwargs.items()))
+
+    @property
+    def per_replica(self) -> bool:
+        return isinstance(self.fn, type)
+
+    def build(self) -> Callable[..., list]:
+        """The batch function one replica uses: a fresh instance of a class ``fn``, else ``fn``."""
+        if isinstance(self.fn, type):
+            return self.fn(*self.init_args, **dict(self.init_kwargs))
+        return self.fn
+
+    def describe_setup(self) -> str:
+        if not isinstance(self.fn, type):
+            return ""
+        parts = [repr(a) for a in self.init_args] + [f"{k}={v!r}" for k, v in self.init_kwargs]
+        return f"{self.fn.__name__}({', '.join(parts)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,17 +149,25 @@ class Node:
     domain: Optional[str] = None  # input/expand/reduce/broadcast: the output's domain
     call: Optional[Call] = None
     where: Optional[Callable[[Any], bool]] = None  # filter by predicate instead of a mask port
-    outcomes: bool = False  # reduce: every child as (outcome name, value), not only the survivors
+    on_child_failure: ChildFailure = ChildFailure.FAIL_PARENT  # reduce: see ChildFailure
+
+    @property
+    def outcomes(self) -> bool:  # reduce: every child as (Outcome, value)
+        return self.on_child_failure is ChildFailure.KEEP_PARTIAL
 
     def describe(self) -> str:
         args = ", ".join(self.inputs)
         if self.kind == "call":
             c = self.call
             cpus = "auto" if c.num_cpus is None else f"{c.num_cpus:g}"
+            setup = c.describe_setup()
             extra = (f"batch {c.batch_size}, {c.policy} parent, on_error={c.recovery.mode}"
                      f"{f'+retry {c.recovery.retries}' if c.recovery.retries else ''}, "
-                     f"cpus {cpus}, gpus {c.num_gpus:g}, replicas {c.replicas}")
+                     f"cpus {cpus}, gpus {c.num_gpus:g}, replicas {c.replicas}"
+                     f"{f', setup {setup}' if setup else ''}")
             return f"call {c.name}({args}) -> {self.out}   [{extra}]"
+        if self.kind == "reduce":
+            return f"reduce {args} -> {self.out}   [on_child_failure={self.on_child_failure.value}]"
         if self.kind == "filter" and self.where is not None:
             return f"filter {args} where {getattr(self.where, '__name__', 'predicate')} -> {self.out}"
         return f"{self.kind} {args} -> {self.out}".replace("input  ->", "input ->")
@@ -168,11 +209,25 @@ class Program:
         """Each entity's list value becomes ordered child entities of ``domain``."""
         return self._add(Node("expand", self._port(out, f"expand_{domain}"), (str(port),), domain=domain))
 
-    def reduce(self, port: PortRef, domain: str, out: Optional[str] = None, *, outcomes: bool = False) -> Port:
-        """Each ``domain`` parent gets the ordered list of its children's surviving values
-        (``outcomes=True``: every child as ``(outcome name, value or None)``)."""
+    def reduce(self, port: PortRef, domain: str, out: Optional[str] = None, *,
+               on_child_failure: Union[ChildFailure, str] = ChildFailure.FAIL_PARENT,
+               outcomes: bool = False) -> Port:
+        """Each ``domain`` parent gets the ordered list of its children's values.
+
+        A child a filter DROPPED is left out. A child that FAILED (or was SUPPRESSED by a
+        sibling's GroupFailure) is handled by ``on_child_failure`` (see ``ChildFailure``):
+        ``fail_parent`` (default: the parent is FAILED), ``drop_child`` (left out of the list) or
+        ``keep_partial`` (every child as ``(Outcome, value or None)``; ``outcomes=True`` is the
+        same)."""
+        try:
+            policy = ChildFailure(on_child_failure)
+        except ValueError:
+            raise ValueError(f"reduce into '{domain}': on_child_failure must be one of "
+                             f"{', '.join(c.value for c in ChildFailure)}, got {on_child_failure!r}") from None
+        if outcomes:
+            policy = ChildFailure.KEEP_PARTIAL
         return self._add(Node("reduce", self._port(out, f"reduce_{domain}"), (str(port),), domain=domain,
-                              outcomes=outcomes))
+                              on_child_failure=policy))
 
     def filter(self, port: PortRef, mask: Optional[PortRef] = None, *, where: Optional[Callable] = None,
                out: Optional[str] = None) -> Port:

@@ -9,7 +9,15 @@ children are terminal; there is no global regroup.
 Propagation rules: a call runs on an entity when all its inputs are PRESENT; otherwise its
 output takes the most informative absence among its inputs (FAILED > SUPPRESSED > DROPPED). A
 filter passes its value when the mask is true and DROPS it otherwise. An expand of an absent
-value creates no children and its reduces get that absence; an empty list gives ``[]``.
+value creates no children and its reduces get that absence; an empty list gives ``[]``. A reduce
+applies its ``on_child_failure`` policy to children that FAILED or were SUPPRESSED (default:
+the parent FAILS as soon as one child does).
+
+Withdrawal: once every reduce of a parent's children is resolved early (a child failed under
+FAIL_PARENT), the children's remaining work cannot change any output: their queued items are
+withdrawn (SUPPRESSED, never dispatched) and their in-flight items DOOMED. Every item doomed
+while in flight is logged in ``doomed_log`` so an executor can tell the replica holding it to
+skip it before calling the function.
 """
 
 from __future__ import annotations
@@ -17,10 +25,19 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 from data_juicer.lineage.compiler import Plan
-from data_juicer.lineage.failures import GroupFailure, LineageAbort, LineageDeadlock, Outcome, RecordFailure, worst
+from data_juicer.lineage.failures import (
+    ChildFailure,
+    FailureKind,
+    GroupFailure,
+    LineageAbort,
+    LineageDeadlock,
+    Outcome,
+    RecordFailure,
+    worst,
+)
 from data_juicer.lineage.model import EntityKey, Node
 from data_juicer.lineage.queues import ReadyQueue
 from data_juicer.lineage.state import ABSENT_INPUT_EVENT, Event, ItemState, step
@@ -52,10 +69,34 @@ class Batch:
 
 @dataclass(frozen=True, slots=True)
 class FailureRecord:
-    call: str
+    """One failure: where (the node's port and the entity), what kind, why, and what caused it
+    (a CHILD failure of a parent points at its child's record)."""
+
+    call: str  # the port of the node that failed (a call's, a reduce's, an expand's or a filter's)
     key: EntityKey
-    kind: str  # record | group | error | expand | filter
+    kind: FailureKind
     reason: str
+    cause: Optional["FailureRecord"] = None
+    name: str = ""  # the call's name (the port for structural nodes)
+
+    @property
+    def root(self) -> int:
+        return self.key.path[0]
+
+    def chain(self) -> list["FailureRecord"]:
+        """This record, then its cause, down to the first failure."""
+        out, cur = [], self
+        while cur is not None:
+            out.append(cur)
+            cur = cur.cause
+        return out
+
+    @property
+    def origin(self) -> "FailureRecord":
+        return self.chain()[-1]
+
+    def describe(self) -> str:
+        return " <- ".join(f"{r.kind.value} at {r.name or r.call} {r.key}: {r.reason}" for r in self.chain())
 
 
 @dataclass
@@ -65,26 +106,88 @@ class CallCounters:
     parents_in_batches: int = 0
     errors: int = 0
     rejected: int = 0
-    never_dispatched: int = 0  # suppressed before dispatch
-    doomed: int = 0  # suppressed while in flight
+    never_dispatched: int = 0  # suppressed or withdrawn before dispatch
+    doomed: int = 0  # suppressed or withdrawn while in flight
+    withdrawn: int = 0  # items of a failed parent taken out (queued or waiting: also in never_dispatched)
+    skipped: int = 0  # doomed items a replica dropped before calling the function
+    computed: int = 0  # items the function was called on (dispatched, minus skipped)
+    batch_size: int = 0
 
-    def mean_fill(self, batch_size: int) -> float:
-        return self.items / (self.batches * batch_size) if self.batches else 0.0
+    def mean_fill(self, batch_size: Optional[int] = None) -> float:
+        size = batch_size or self.batch_size
+        return self.items / (self.batches * size) if self.batches else 0.0
+
+    def as_dict(self) -> dict:
+        return {"batches": self.batches, "items": self.items, "mean_fill": round(self.mean_fill(), 4),
+                "parents_in_batches": self.parents_in_batches, "errors": self.errors,
+                "rejected_reports": self.rejected, "never_dispatched": self.never_dispatched,
+                "doomed": self.doomed, "withdrawn": self.withdrawn, "skipped": self.skipped,
+                "computed": self.computed}
+
+
+class ByCall(dict):
+    """Per-call values keyed by call name; a call's port name is accepted too. Two calls with
+    the same name are keyed ``name`` and ``name (port)``."""
+
+    def __init__(self, plan: Plan, per_port: dict):
+        super().__init__()
+        self._ports: dict[str, str] = {}
+        names = Counter(n.call.name for n in plan.calls)
+        for n in plan.calls:
+            key = n.call.name if names[n.call.name] == 1 or n.call.name not in self else f"{n.call.name} ({n.out})"
+            self[key] = per_port[n.out]
+            self._ports[n.out] = key
+
+    def __missing__(self, key):
+        if key in self._ports:
+            return self[self._ports[key]]
+        raise KeyError(f"no call named {key!r}; the calls are {sorted(self)}")
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self._ports
+
+
+class Finished(NamedTuple):
+    """A root entity whose outputs are all final, as an executor hands it to the caller.
+
+    ``outcome``: PRESENT when every output is, else the worst absence (a FAILED root is absent
+    from the results and ``failure`` says why). ``values``: output name -> value (None where
+    absent). ``at``: the caller's clock when it was handed over."""
+
+    index: int
+    outcome: Outcome
+    values: dict
+    failure: Optional[FailureRecord]
+    at: float
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.PRESENT
 
 
 class LineageRuntime:
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, clock: Callable[[], float] = time.time):
         self.plan = plan
+        self.clock = clock
         self.values: dict[tuple[str, EntityKey], tuple[Outcome, Any]] = {}
         self.items: dict[tuple[str, EntityKey], Item] = {}
         self.call_nodes = {n.out: n for n in plan.calls}
         self.queues = {n.out: ReadyQueue(n.call.policy, n.call.batch_size) for n in plan.calls}
-        self.counters = {n.out: CallCounters() for n in plan.calls}
+        self._counters = {n.out: CallCounters(batch_size=n.call.batch_size) for n in plan.calls}
+        self.counters = ByCall(plan, self._counters)
         self.failures: list[FailureRecord] = []
+        self._first_failure: dict[EntityKey, FailureRecord] = {}
         self.roots: list[EntityKey] = []
         self.completed: list[int] = []  # root indexes in completion order
-        self.completed_at: list[float] = []
-        self.t0 = time.perf_counter()
+        self.completed_at: list[float] = []  # on ``clock``
+        self.t0 = clock()
+        self.doomed_log: list[tuple[str, EntityKey]] = []  # (call port, key) doomed while in flight
+        self._open: dict[tuple[str, tuple], int] = {}  # (child domain, parent path) -> reduces unresolved
+        self._early: set[tuple[str, tuple]] = set()  # ... of which one resolved before all children were final
+        self._dead: set[tuple[str, tuple]] = set()  # (child domain, parent path) whose children are withdrawn
+        self._child_domains = {d: [c for c in plan.domains if plan.parent.get(c) == d] for d in plan.domains}
+        self._chain = {d: self._ancestry(d) for d in plan.domains}
+        self._reduce_names = {n.out: n.out for n in plan.nodes if n.kind == "reduce"}
         self._calls_at = {d: [(n.out, len(set(n.inputs))) for n in plan.nodes_at(d, "call")] for d in plan.domains}
         self._filters_pending: dict[tuple[str, EntityKey], int] = {}
         self._children: dict[tuple[str, tuple], int] = {}  # (domain, parent path) -> number of children
@@ -95,6 +198,39 @@ class LineageRuntime:
         self._root_left: dict[EntityKey, int] = {}
         self._notify: deque[tuple[str, EntityKey]] = deque()
         self._batch_ids = 0
+
+    def _ancestry(self, dom: str) -> list[str]:
+        """Domains from depth 0 to ``dom``'s depth."""
+        chain = [dom]
+        while self.plan.parent.get(chain[-1]) is not None:
+            chain.append(self.plan.parent[chain[-1]])
+        return chain[::-1]
+
+    def _record(self, rec: FailureRecord) -> FailureRecord:
+        self.failures.append(rec)
+        self._first_failure.setdefault(rec.key, rec)
+        return rec
+
+    def _name(self, port: str) -> str:
+        node = self.call_nodes.get(port)
+        return node.call.name if node is not None else port
+
+    def cause_of(self, key: EntityKey) -> Optional[FailureRecord]:
+        """The first failure recorded on this entity or, failing that, on its nearest ancestor."""
+        path = key.path
+        chain = self._chain[key.domain]
+        for depth in range(len(path), 0, -1):
+            rec = self._first_failure.get(EntityKey(chain[depth - 1], path[:depth]))
+            if rec is not None:
+                return rec
+        return None
+
+    def is_withdrawn(self, key: EntityKey) -> bool:
+        """Whether ``key`` lies under a parent whose children were withdrawn."""
+        if not self._dead:
+            return False
+        path, chain = key.path, self._chain[key.domain]
+        return any((chain[d], path[:d]) in self._dead for d in range(1, len(path)))
 
     # -- admission -------------------------------------------------------------------------
     def add_root(self, values: dict[str, Any]) -> EntityKey:
@@ -147,7 +283,7 @@ class LineageRuntime:
                 gens.append(it.gen)
             args = tuple([self.values[(p, k)][1] for k in keys] for p in node.inputs)
             self._batch_ids += 1
-            c = self.counters[call]
+            c = self._counters[call]
             c.batches += 1
             c.items += len(keys)
             c.parents_in_batches += len({k.parent_path for k in keys})
@@ -158,14 +294,22 @@ class LineageRuntime:
     def _live(self, batch: Batch, k: EntityKey, gen: int) -> Optional[Item]:
         it = self.items.get((batch.call, k))
         if it is None or it.gen != gen or it.state not in (ItemState.IN_FLIGHT, ItemState.DOOMED):
-            self.counters[batch.call].rejected += 1  # stale (older attempt) or duplicate report
+            self._counters[batch.call].rejected += 1  # stale (older attempt) or duplicate report
             return None
         return it
 
-    def report(self, batch: Batch, outputs) -> int:
-        """Commit a batch's outputs; returns how many items were accepted (stale ones are not)."""
+    def report(self, batch: Batch, outputs, skipped: tuple = ()) -> int:
+        """Commit a batch's outputs; returns how many items were accepted (stale ones are not).
+
+        ``skipped``: positions in the batch the replica dropped before calling the function
+        (items doomed meanwhile); ``outputs`` then holds one output per other position."""
+        if skipped:
+            keep = self._others(batch, skipped)
+            return self._skipped(batch, skipped) + (self.report(self._sub_batch(batch, keep), outputs) if keep else 0)
+        self._counters[batch.call].computed += len(batch)
         if not isinstance(outputs, (list, tuple)) or len(outputs) != len(batch):
             got = f"{len(outputs)} outputs" if isinstance(outputs, (list, tuple)) else type(outputs).__name__
+            self._counters[batch.call].computed -= len(batch)  # report_error counts them
             return self.report_error(batch, ValueError(
                 f"call '{self.call_nodes[batch.call].call.name}' returned {got} for {len(batch)} inputs"))
         accepted = 0
@@ -180,7 +324,8 @@ class LineageRuntime:
             if isinstance(out, (RecordFailure, GroupFailure)):
                 it.state = step(it.state, Event.FAIL)
                 group = isinstance(out, GroupFailure)
-                self.failures.append(FailureRecord(batch.call, k, "group" if group else "record", out.reason))
+                self._record(FailureRecord(batch.call, k, FailureKind.GROUP if group else FailureKind.RECORD,
+                                           out.reason, name=self._name(batch.call)))
                 self._set(batch.call, k, Outcome.FAILED, None)
                 if group:
                     self._suppress_siblings(batch.call, k)
@@ -190,11 +335,44 @@ class LineageRuntime:
         self._drain()
         return accepted
 
-    def report_error(self, batch: Batch, exc: BaseException) -> int:
-        """The call raised on ``batch``: apply its recovery policy (retry, split, fail or abort)."""
+    @staticmethod
+    def _others(batch: Batch, skipped) -> list[int]:
+        skip = set(skipped)
+        return [i for i in range(len(batch)) if i not in skip]
+
+    def _sub_batch(self, batch: Batch, positions) -> Batch:
+        return Batch(batch.id, batch.call, tuple(batch.keys[i] for i in positions),
+                     tuple(batch.gens[i] for i in positions), tuple([col[i] for i in positions] for col in batch.args))
+
+    def _skipped(self, batch: Batch, positions) -> int:
+        """A replica dropped these positions without calling the function: doomed items end
+        SUPPRESSED; a live one (not expected) is queued again."""
+        accepted = 0
+        c = self._counters[batch.call]
+        for i in positions:
+            k, g = batch.keys[i], batch.gens[i]
+            it = self._live(batch, k, g)
+            if it is None:
+                continue
+            accepted += 1
+            before = it.state
+            it.state = step(before, Event.SKIP)
+            if before is ItemState.DOOMED:
+                c.skipped += 1
+            else:
+                self.queues[batch.call].push(k)
+        return accepted
+
+    def report_error(self, batch: Batch, exc: BaseException, skipped: tuple = ()) -> int:
+        """The call raised on ``batch``: apply its recovery policy (retry, split, fail or abort).
+        ``skipped``: positions the replica dropped before calling the function (see ``report``)."""
+        if skipped:
+            keep = self._others(batch, skipped)
+            return self._skipped(batch, skipped) + (self.report_error(self._sub_batch(batch, keep), exc) if keep else 0)
         node = self.call_nodes[batch.call]
         rec = node.call.recovery
-        self.counters[batch.call].errors += 1
+        self._counters[batch.call].errors += 1
+        self._counters[batch.call].computed += len(batch)
         live = []
         for k, g in zip(batch.keys, batch.gens):
             it = self._live(batch, k, g)
@@ -223,7 +401,7 @@ class LineageRuntime:
             for k in live:
                 it = self.items[(batch.call, k)]
                 it.state = step(it.state, Event.FAIL)
-                self.failures.append(FailureRecord(batch.call, k, "error", reason))
+                self._record(FailureRecord(batch.call, k, FailureKind.ERROR, reason, name=self._name(batch.call)))
                 self._set(batch.call, k, Outcome.FAILED, None)
             self._drain()
         return len(live)
@@ -237,7 +415,7 @@ class LineageRuntime:
         if len(key.path) == 1:
             return  # a root has no siblings: a GroupFailure there fails only itself
         n = self._children[(key.domain, key.parent_path)]
-        c = self.counters[call]
+        c = self._counters[call]
         for j in range(n):
             sk = EntityKey(key.domain, key.parent_path + (j,))
             it = self.items[(call, sk)]
@@ -248,7 +426,41 @@ class LineageRuntime:
                 self._set(call, sk, Outcome.SUPPRESSED, None)
             elif before is ItemState.IN_FLIGHT:
                 c.doomed += 1
+                self.doomed_log.append((call, sk))
                 self._set(call, sk, Outcome.SUPPRESSED, None)  # the parent need not wait for it
+
+    def _withdraw_children(self, dom: str, parent: tuple) -> None:
+        """Every reduce of ``parent``'s ``dom`` children is resolved: their remaining work (in any
+        call, at any depth below) is withdrawn. Values are not set: nothing can read them."""
+        self._dead.add((dom, parent))
+        stack = [(dom, parent)]
+        items, calls_at = self.items, self._calls_at
+        while stack:
+            d, pp = stack.pop()
+            for j in range(self._children.get((d, pp), 0)):
+                key = EntityKey(d, pp + (j,))
+                for out, _ in calls_at[d]:
+                    it = items.get((out, key))
+                    if it is None:
+                        continue
+                    before = it.state
+                    if before in (ItemState.WAITING, ItemState.READY):
+                        it.state = step(before, Event.WITHDRAW)
+                        c = self._counters[out]
+                        c.withdrawn += 1
+                        c.never_dispatched += 1
+                    elif before is ItemState.IN_FLIGHT:
+                        it.state = step(before, Event.WITHDRAW)
+                        self._counters[out].doomed += 1
+                        self.doomed_log.append((out, key))
+                for d2 in self._child_domains[d]:
+                    if (d2, key.path) in self._children:
+                        stack.append((d2, key.path))
+
+    def take_doomed(self) -> list[tuple[str, EntityKey]]:
+        """Items doomed while in flight since the last call (for the executor to cancel)."""
+        out, self.doomed_log = self.doomed_log, []
+        return out
 
     # -- progress --------------------------------------------------------------------------
     def progress(self) -> dict[str, dict]:
@@ -258,7 +470,7 @@ class LineageRuntime:
         for (call, _), it in self.items.items():
             by_call[call][it.state.value] += 1
         for call, cnt in by_call.items():
-            c = self.counters[call]
+            c = self._counters[call]
             out[f"call {self.call_nodes[call].call.name} ({call})"] = dict(
                 cnt, batches=c.batches, rejected_reports=c.rejected, errors=c.errors)
         out["roots"] = {"admitted": len(self.roots), "completed": len(self.completed),
@@ -275,6 +487,14 @@ class LineageRuntime:
     def root_outputs(self, index: int) -> dict[str, tuple[Outcome, Any]]:
         key = self.roots[index]
         return {name: self.values[(port, key)] for name, port in self.plan.outputs.items()}
+
+    def finished(self, index: int, at: Optional[float] = None) -> Finished:
+        """A completed root as the caller sees it (``at``: now on the runtime's clock by default)."""
+        outs = self.root_outputs(index)
+        outcome = worst(o for o, _ in outs.values())
+        failure = None if outcome is P else self.cause_of(self.roots[index])
+        return Finished(index, outcome, {k: v for k, (o, v) in outs.items()}, failure,
+                        self.clock() if at is None else at)
 
     def iter_completed(self, start: int = 0) -> Iterator[int]:
         yield from self.completed[start:]
@@ -321,7 +541,7 @@ class LineageRuntime:
         self._root_left[key] -= 1
         if self._root_left[key] == 0:
             self.completed.append(key.path[0])
-            self.completed_at.append(time.perf_counter() - self.t0)
+            self.completed_at.append(self.clock())
 
     def _on_call_input(self, node: Node, key: EntityKey) -> None:
         it = self.items[(node.out, key)]
@@ -330,6 +550,12 @@ class LineageRuntime:
             return  # still waiting, or already suppressed by a sibling's GroupFailure
         o = worst(self.values[(p, key)][0] for p in node.inputs)
         if o is P:
+            if self._dead and self.is_withdrawn(key):  # created after its parent's children were withdrawn
+                it.state = step(it.state, Event.WITHDRAW)
+                c = self._counters[node.out]
+                c.withdrawn += 1
+                c.never_dispatched += 1
+                return
             it.state = step(it.state, Event.INPUTS_PRESENT)
             self.queues[node.out].push(key)
         else:
@@ -356,7 +582,8 @@ class LineageRuntime:
             try:
                 keep = bool(node.where(value))
             except Exception as e:
-                self.failures.append(FailureRecord(node.out, key, "filter", f"{type(e).__name__}: {e}"))
+                self._record(FailureRecord(node.out, key, FailureKind.FILTER, f"{type(e).__name__}: {e}",
+                                           name=node.out))
                 self._set(node.out, key, Outcome.FAILED, None)
                 return
         self._set(node.out, key, P if keep else Outcome.DROPPED, value if keep else None)
@@ -366,8 +593,8 @@ class LineageRuntime:
         dom = node.domain
         reduces = self.plan.reduces_from.get(dom, ())
         if o is P and not isinstance(value, (list, tuple)):
-            self.failures.append(FailureRecord(node.out, key, "expand",
-                                               f"expand needs a list, got {type(value).__name__}"))
+            self._record(FailureRecord(node.out, key, FailureKind.EXPAND,
+                                       f"expand needs a list, got {type(value).__name__}", name=node.out))
             o = Outcome.FAILED
         if o is not P:
             for r in reduces:
@@ -375,6 +602,8 @@ class LineageRuntime:
             return
         n = len(value)
         self._children[(dom, key.path)] = n
+        if n:
+            self._open[(dom, key.path)] = len(reduces)
         for r in reduces:
             self._reduce_left[(r.out, key.path)] = n
             if n == 0:
@@ -386,18 +615,48 @@ class LineageRuntime:
 
     def _on_reduce_input(self, node: Node, key: EntityKey) -> None:
         rk = (node.out, key.parent_path)
-        self._reduce_left[rk] -= 1
-        if self._reduce_left[rk]:
+        left = self._reduce_left.get(rk)
+        if left is None:
+            return  # resolved early: the parent already failed
+        src, dom = node.inputs[0], key.domain
+        policy = node.on_child_failure
+        if policy is ChildFailure.FAIL_PARENT:
+            o = self.values[(src, key)][0]
+            if o is Outcome.FAILED or o is Outcome.SUPPRESSED:
+                del self._reduce_left[rk]
+                parent = EntityKey(node.domain, key.parent_path)
+                cause = self.cause_of(key)
+                why = "failed" if o is Outcome.FAILED else "was suppressed by a sibling's GroupFailure"
+                self._record(FailureRecord(node.out, parent, FailureKind.CHILD,
+                                           f"child {key} {why}" + (f" ({cause.reason})" if cause and cause.reason
+                                                                   else ""), cause=cause, name=node.out))
+                self._set(node.out, parent, Outcome.FAILED, None)
+                self._reduce_resolved(dom, key.parent_path, early=left > 1)
+                return
+        left -= 1
+        if left:
+            self._reduce_left[rk] = left
             return
         del self._reduce_left[rk]
-        src, dom = node.inputs[0], key.domain
         n = self._children[(dom, key.parent_path)]
         vals = [self.values[(src, EntityKey(dom, key.parent_path + (j,)))] for j in range(n)]
-        if node.outcomes:
-            out = [(o.value, v) for o, v in vals]
-        else:
+        if policy is ChildFailure.KEEP_PARTIAL:
+            out = [(o, v) for o, v in vals]
+        else:  # FAIL_PARENT (no child failed, or it would have resolved above) or DROP_CHILD
             out = [v for o, v in vals if o is P]
         self._set(node.out, EntityKey(node.domain, key.parent_path), P, out)
+        self._reduce_resolved(dom, key.parent_path, early=False)
+
+    def _reduce_resolved(self, dom: str, parent: tuple, early: bool) -> None:
+        k = (dom, parent)
+        if early:
+            self._early.add(k)
+        self._open[k] -= 1
+        if self._open[k] == 0:
+            del self._open[k]
+            if k in self._early:
+                self._early.discard(k)
+                self._withdraw_children(dom, parent)
 
     def _on_broadcast_source(self, node: Node, key: EntityKey) -> None:
         v = self.values[(node.inputs[0], key)]
@@ -407,15 +666,22 @@ class LineageRuntime:
 
 @dataclass
 class LineageResult:
-    """Outputs per root (input order), plus failures and counters of the run."""
+    """Outputs per root (input order), plus failures and per-call counters of the run.
+
+    A root is PRESENT when every output is; otherwise it is absent from ``ok``/``present()`` and,
+    when FAILED, ``failed[index]`` holds its typed failure (a chain down to the first cause).
+    ``completed_at`` and ``started_at`` are on the caller's clock (``time.time`` by default).
+    """
 
     outputs: list[dict[str, tuple[Outcome, Any]]]
     failures: list[FailureRecord]
-    counters: dict[str, CallCounters]
+    counters: dict[str, CallCounters]  # a ByCall: keyed by call name (a port name works too)
     completion_order: list[int]
     completed_at: list[float]
     seconds: float
     extra: dict = field(default_factory=dict)
+    started_at: float = 0.0
+    failed: dict[int, Optional[FailureRecord]] = field(default_factory=dict)
 
     def values(self, name: str) -> list:
         """One output's values per root (None where absent)."""
@@ -424,11 +690,50 @@ class LineageResult:
     def outcomes(self, name: str) -> list[Outcome]:
         return [o[name][0] for o in self.outputs]
 
+    def outcome(self, index: int) -> Outcome:
+        """The root's outcome: PRESENT when every output is, else the worst absence."""
+        return worst(o for o, _ in self.outputs[index].values())
+
+    @property
+    def ok(self) -> list[int]:
+        """Indexes of the roots whose outputs are all PRESENT, in input order."""
+        return [i for i in range(len(self.outputs)) if self.outcome(i) is P]
+
+    def present(self, name: str) -> list:
+        """One output's values for the PRESENT roots only (a failed root is not in the list)."""
+        return [self.outputs[i][name][1] for i in self.ok]
+
+    @property
+    def metrics(self) -> dict[str, dict]:
+        """Per call name: batches, items, mean fill, errors, rejected, never dispatched, doomed..."""
+        return {name: c.as_dict() for name, c in self.counters.items()}
+
     @property
     def first_completed_s(self) -> Optional[float]:
-        return self.completed_at[0] if self.completed_at else None
+        return self.completed_at[0] - self.started_at if self.completed_at else None
+
+    def ledger_entries(self, samples: Optional[list] = None) -> list[dict]:
+        """One error-ledger entry per failed root (``{op, error_type, message, sample, ...}``, as
+        ``data_juicer.core.ledger.ErrorLedger.record`` takes): the first cause names the op."""
+        out = []
+        for i, rec in sorted(self.failed.items()):
+            origin = rec.origin if rec is not None else None
+            e = {"op": origin.name or origin.call if origin else "?",
+                 "error_type": origin.kind.value if origin else "failed",
+                 "message": rec.describe() if rec is not None else "failed", "root": i}
+            if origin is not None and len(origin.key.path) > 1:
+                e["entity"] = str(origin.key)
+            if samples is not None:
+                e["sample"] = samples[i]
+            out.append(e)
+        return out
 
     @classmethod
     def from_runtime(cls, rt: LineageRuntime, seconds: float, **extra) -> "LineageResult":
-        return cls([rt.root_outputs(i) for i in range(len(rt.roots))], list(rt.failures), rt.counters,
-                   list(rt.completed), list(rt.completed_at), seconds, dict(extra))
+        outputs = [rt.root_outputs(i) for i in range(len(rt.roots))]
+        failed = {}
+        for i, outs in enumerate(outputs):
+            if worst(o for o, _ in outs.values()) is Outcome.FAILED:
+                failed[i] = rt.cause_of(rt.roots[i])
+        return cls(outputs, list(rt.failures), rt.counters, list(rt.completed), list(rt.completed_at), seconds,
+                   dict(extra), started_at=rt.t0, failed=failed)

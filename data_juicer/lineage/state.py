@@ -4,6 +4,9 @@ States: WAITING (inputs not all terminal), READY (queued), IN_FLIGHT (dispatched
 (in flight when a sibling's GroupFailure suppressed it: its report will not commit), and the
 terminal outcomes PRESENT, DROPPED, FAILED, SUPPRESSED.
 
+WITHDRAW (the parent already failed, so nothing can read the item) moves like SUPPRESS; SKIP is
+a replica's report that it dropped a doomed item from a batch before calling the function.
+
 The runtime changes a state only through ``step``; anything not in the table is rejected, so a
 duplicate or stale report can never commit twice.
 """
@@ -47,6 +50,8 @@ class Event(enum.Enum):
     FAIL = "fail"  # RecordFailure/GroupFailure returned, or an error after recovery
     REQUEUE = "requeue"  # an error that recovery retries (same batch or a split half)
     SUPPRESS = "suppress"  # a sibling returned GroupFailure
+    WITHDRAW = "withdraw"  # the parent failed: its remaining children's work is taken out
+    SKIP = "skip"  # the replica dropped the item from its batch without calling the function
 
 
 class IllegalTransition(ValueError):
@@ -78,6 +83,18 @@ TRANSITIONS: dict[tuple[ItemState, Event], ItemState] = {
     (S.DROPPED, E.SUPPRESS): S.DROPPED,
     (S.FAILED, E.SUPPRESS): S.FAILED,
     (S.SUPPRESSED, E.SUPPRESS): S.SUPPRESSED,
+    # withdrawal (the parent failed) takes queued and waiting items out, dooms in-flight ones
+    (S.WAITING, E.WITHDRAW): S.SUPPRESSED,
+    (S.READY, E.WITHDRAW): S.SUPPRESSED,
+    (S.IN_FLIGHT, E.WITHDRAW): S.DOOMED,
+    (S.DOOMED, E.WITHDRAW): S.DOOMED,
+    (S.PRESENT, E.WITHDRAW): S.PRESENT,
+    (S.DROPPED, E.WITHDRAW): S.DROPPED,
+    (S.FAILED, E.WITHDRAW): S.FAILED,
+    (S.SUPPRESSED, E.WITHDRAW): S.SUPPRESSED,
+    # a replica told of the doom skips the item; a live item it skipped is queued again
+    (S.DOOMED, E.SKIP): S.SUPPRESSED,
+    (S.IN_FLIGHT, E.SKIP): S.READY,
 }
 
 ABSENT_INPUT_EVENT = {Outcome.DROPPED: E.INPUT_DROPPED, Outcome.FAILED: E.INPUT_FAILED,

@@ -37,7 +37,13 @@ def test_valid_program_compiles_and_describes():
     assert text.splitlines()[0] == "lineage program 't': domains doc > chunk; 7 nodes, 2 calls"
     assert "call split(text) -> parts   [batch 8, single parent, on_error=split" in text
     assert "filter score where bool -> kept" in text
-    assert text.splitlines()[-1].strip() == "doc    output scores <- scores"
+    lines = text.splitlines()
+    assert "  doc    output scores <- scores" in lines
+    assert lines[-3].startswith("  pools (one per call, alive for the whole run; cpus 'auto'")
+    assert lines[-2:] == ["    split  1 x (auto CPU, 0 GPU)  batch 8 (single parent)",
+                          "    score  1 x (auto CPU, 0 GPU)  batch 64 (any parent)"]
+    assert plan.describe({"CPU": 2}).splitlines()[-2:] == ["    split  1 x (1 CPU, 0 GPU)  batch 8 (single parent)",
+                                                           "    score  1 x (1 CPU, 0 GPU)  batch 64 (any parent)"]
 
 
 def test_cycle_is_reported_with_its_path():

@@ -1,7 +1,7 @@
 """The Ray executor on a local Ray (2 CPUs): same outputs as the local run, failures contained."""
 import pytest
 
-from data_juicer.lineage import Call, GroupFailure, Outcome, Program, Recovery, run_local
+from data_juicer.lineage import Call, GroupFailure, Outcome, Program, RecordFailure, Recovery, run_local
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ def local_ray():
         ray.shutdown()
 
 
-def program(batch_size, replicas, policy="any"):
+def program(batch_size, replicas, policy="any", on_child_failure="fail_parent"):
     def split(texts):
         return [t.split() for t in texts]
 
@@ -39,7 +39,7 @@ def program(batch_size, replicas, policy="any"):
     w = p.expand(parts, "word")
     s = p.call(Call("score", score, batch_size=batch_size, policy=policy, replicas=replicas, num_cpus=0.25,
                     pass_keys=True, recovery=Recovery("split")), w)
-    p.output("scores", p.reduce(s, "doc"))
+    p.output("scores", p.reduce(s, "doc", on_child_failure=on_child_failure))
     return p.compile()
 
 
@@ -52,17 +52,16 @@ def test_ray_matches_local_across_batch_sizes_replicas_and_policies(local_ray):
     from data_juicer.lineage.ray_executor import run_ray
 
     reference = run_local(program(1, 1), DOCS)
-    assert reference.values("scores")[9] == [30, 32]  # 'boom' isolated by split recovery
+    assert reference.outcomes("scores")[9] is Outcome.FAILED  # 'boom' isolated by split, then its parent fails
+    assert run_local(program(1, 1, on_child_failure="drop_child"), DOCS).values("scores")[9] == [30, 32]
     for bs, replicas, policy, ib in [(8, 2, "any", 7), (3, 3, "single", 50)]:
         got = run_ray(program(bs, replicas, policy), DOCS, input_batch_size=ib, max_active_input_batches=2)
-        assert got.outputs[:5] + got.outputs[6:] == reference.outputs[:5] + reference.outputs[6:]
-        assert got.outcomes("scores")[5] is Outcome.PRESENT
-        # the poisoned document keeps, in order, only the children committed before the trigger
-        kept = got.values("scores")[5]
-        assert kept == [v for v in [10, 21, 33, 44, 55] if v in kept]
+        assert got.outputs == reference.outputs
+        assert got.outcomes("scores")[5] is Outcome.FAILED  # poisoned: failed, not silently partial
+        assert sorted(got.failed) == [5, 9]
+        assert [r.kind.value for r in got.failed[5].chain()] == ["child", "group"]
+        assert [r.kind.value for r in got.failed[9].chain()] == ["child", "error"]
         assert got.extra["input_batches"] == -(-len(DOCS) // ib)
-        assert [f.kind for f in got.failures] == ["group", "error"] or \
-            sorted(f.kind for f in got.failures) == ["error", "group"]
 
 
 def test_fan_out_stage_on_ray_matches_local(local_ray):
@@ -75,3 +74,85 @@ def test_fan_out_stage_on_ray_matches_local(local_ray):
     on_ray = FanOutStage("paragraphs", ops, engine="ray", replicas=2).run(docs, input_batch_size=8)
     assert on_ray == local and len(local) > 10
 
+
+
+def slow_program(sleep_s, batch_size=4, replicas=1, on_child_failure="fail_parent"):
+    import time
+
+    def score(xs):
+        time.sleep(sleep_s)
+        return [GroupFailure("p") if x == "p" else RecordFailure("r") if x == "r" else x * 2 for x in xs]
+
+    p = Program("slow")
+    p.domain("doc")
+    p.domain("chunk", parent="doc")
+    c = p.expand(p.input("items"), "chunk")
+    s = p.call(Call("score", score, batch_size=batch_size, replicas=replicas, num_cpus=0.5), c)
+    p.output("scores", p.reduce(s, "doc", on_child_failure=on_child_failure))
+    return p.compile()
+
+
+def test_queued_siblings_are_withdrawn_from_the_driver_and_skipped_by_the_replica(local_ray):
+    from data_juicer.lineage.ray_executor import run_ray
+
+    # parent 0: 20 children, child 0 poisoned; 3 batches of 4 sent to the one replica at once
+    roots = [{"items": ["p"] + list(range(1, 20))}, {"items": [1, 2]}]
+    res = run_ray(slow_program(0.3), roots, slots_per_replica=3)
+    assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT] and res.values("scores")[1] == [2, 4]
+    c = res.counters["score"]
+    # batch 1 ran (the trigger and 3 siblings); batches 2 and 3 were skipped on the replica (the
+    # GroupFailure was seen there first); the 8 children still queued never left the driver. Doomed:
+    # the trigger's 3 batch-mates (computed, not committed) and the 8 skipped
+    assert (c.items, c.skipped, c.computed, c.never_dispatched, c.doomed) == (14, 8, 6, 8, 11), c
+    # a RecordFailure fails the parent on the driver: the withdrawal message reaches batch 3
+    roots = [{"items": ["r"] + list(range(1, 20))}, {"items": [1, 2]}]
+    res = run_ray(slow_program(1.0), roots, slots_per_replica=3)
+    c = res.counters["score"]
+    assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT]
+    assert c.skipped >= 4 and c.computed <= 10 and res.extra["withdrawals_sent"] >= 8, c
+
+
+def test_iter_ray_streams_parents_as_they_finish_on_the_callers_clock(local_ray):
+    import time
+
+    from data_juicer.lineage.ray_executor import iter_ray, run_ray
+
+    # parent 1 has 24 children (12 batches of 0.2 s); parent 0 has one, in the first batch
+    roots = [{"items": [0]}, {"items": list(range(24))}] + [{"items": [i]} for i in range(2, 6)]
+    plan = slow_program(0.2, batch_size=2)
+    t0 = time.time()
+    stream = iter_ray(plan, roots, slots_per_replica=1)
+    got = [(f.index, f.outcome, f.at) for f in stream]
+    t1 = time.time()
+    assert sorted(i for i, _, _ in got) == list(range(6)) and got[0][0] == 0
+    ats = [a for _, _, a in got]
+    assert ats == sorted(ats) and t0 <= ats[0] <= t1 and ats[0] < t1 - 1.5  # in hand before the big one ran
+    assert stream.result.values("scores")[3] == [6]
+    # input order, a reorder window of 2: the small parents wait for parent 0
+    seen = []
+    res = run_ray(plan, roots, order="input", window=2, on_parent=lambda f: seen.append(f.index),
+                  clock=lambda: 1000.0)
+    assert seen == list(range(6)) and set(res.completed_at) == {1000.0} and res.started_at == 1000.0
+
+
+class Scaler:
+    def __init__(self, factor, offset=0):
+        import os
+
+        self.factor, self.offset, self.pid = factor, offset, os.getpid()
+
+    def __call__(self, xs):
+        return [(x * self.factor + self.offset, self.pid) for x in xs]
+
+
+def test_setup_builds_one_instance_per_replica(local_ray):
+    from data_juicer.lineage.ray_executor import run_ray
+
+    p = Program("setup")
+    p.domain("doc")
+    p.output("y", p.call(Call("scale", Scaler, batch_size=2, replicas=2, num_cpus=0.5).setup(3, offset=1),
+                         p.input("x")))
+    res = run_ray(p.compile(), [{"x": i} for i in range(10)])
+    assert [v for v, _ in res.values("y")] == [3 * i + 1 for i in range(10)]
+    assert 1 <= len({pid for _, pid in res.values("y")}) <= 2
+    assert res.metrics["scale"]["batches"] == 5

@@ -21,7 +21,8 @@ def double(xs):
     return [x * 2 for x in xs]
 
 
-def chunk_program(batch_size=2, policy="any", recovery=Recovery(), fn=double, outcomes=False, pass_keys=False):
+def chunk_program(batch_size=2, policy="any", recovery=Recovery(), fn=double, outcomes=False, pass_keys=False,
+                  on_child_failure="fail_parent"):
     p = Program("t")
     p.domain("doc")
     p.domain("chunk", parent="doc")
@@ -29,7 +30,7 @@ def chunk_program(batch_size=2, policy="any", recovery=Recovery(), fn=double, ou
     c = p.expand(items, "chunk", out="c")
     s = p.call(Call("score", fn, batch_size=batch_size, policy=policy, recovery=recovery, pass_keys=pass_keys), c,
                out="s")
-    p.output("scores", p.reduce(s, "doc", out="r", outcomes=outcomes))
+    p.output("scores", p.reduce(s, "doc", out="r", outcomes=outcomes, on_child_failure=on_child_failure))
     return p.compile()
 
 
@@ -136,7 +137,7 @@ def test_group_failure_leaves_finished_siblings_and_other_calls():
     c = p.expand(p.input("items"), "chunk")
     a = p.call(Call("a", lambda xs: [GroupFailure() if x == 2 else x for x in xs], batch_size=1), c, out="a")
     b = p.call(Call("b", lambda xs: [x * 10 for x in xs], batch_size=1), c, out="b")
-    p.output("a", p.reduce(a, "doc"))
+    p.output("a", p.reduce(a, "doc", on_child_failure="drop_child"))
     p.output("b", p.reduce(b, "doc"))
     res = run_local(p.compile(), [{"items": [1, 2, 3]}])
     assert res.values("a") == [[1]]  # 1 finished before 2 failed; 3 was suppressed
@@ -175,16 +176,16 @@ def failing_on(bad):
 
 
 def test_split_recovery_isolates_the_failing_sample():
-    res = run_local(chunk_program(batch_size=8, recovery=Recovery("split"), fn=failing_on(5)),
-                    [{"items": list(range(8))}])
+    res = run_local(chunk_program(batch_size=8, recovery=Recovery("split"), fn=failing_on(5),
+                                  on_child_failure="drop_child"), [{"items": list(range(8))}])
     assert res.values("scores") == [[0, 2, 4, 6, 8, 12, 14]]
     assert [(f.key.path, f.kind, f.reason) for f in res.failures] == [((0, 5), "error", "ValueError: cannot score 5")]
     assert res.counters["s"].batches == 7  # 8, 4+4, 2+2, 1+1
 
 
 def test_fail_recovery_fails_the_batch_and_retry_recovers_a_transient_error():
-    res = run_local(chunk_program(batch_size=4, recovery=Recovery("fail"), fn=failing_on(5)),
-                    [{"items": list(range(8))}])
+    res = run_local(chunk_program(batch_size=4, recovery=Recovery("fail"), fn=failing_on(5),
+                                  on_child_failure="drop_child"), [{"items": list(range(8))}])
     assert res.values("scores") == [[0, 2, 4, 6]]
     state = {"n": 0}
 
@@ -208,7 +209,7 @@ def test_abort_names_the_call_and_items():
 def test_wrong_number_of_outputs_is_an_error_for_recovery():
     res = run_local(chunk_program(batch_size=2, recovery=Recovery("fail"), fn=lambda xs: [1]),
                     [{"items": [0, 1]}])
-    assert res.outcomes("scores") == [PR] and res.values("scores") == [[]]
+    assert res.outcomes("scores") == [FA] and res.values("scores") == [None]  # its children failed
     assert res.failures[0].reason == "ValueError: call 'score' returned 1 outputs for 2 inputs"
 
 
