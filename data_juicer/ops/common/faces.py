@@ -50,7 +50,10 @@ def load_cascade(path: str, owner: str | None = None):
         cv2 = require("opencv-python-headless", who=owner or "")
         if not hasattr(cv2, "CascadeClassifier"):
             raise RuntimeError(f"OpenCV {cv2.__version__} has no CascadeClassifier; install opencv-python-headless<5")
-        clf = cv2.CascadeClassifier(path)
+        try:
+            clf = cv2.CascadeClassifier(path)
+        except Exception as e:  # cv2.error / SystemError on malformed XML
+            raise ValueError(f"'{path}' is not a valid OpenCV cascade file ({type(e).__name__}: {e})") from e
         if clf.empty():
             raise ValueError(f"'{path}' is not a valid OpenCV cascade file")
         return clf

@@ -33,6 +33,7 @@ class ImageFaceCountFilter(Filter):
         """
         super().__init__(**kwargs)
         self.cv_classifier = resolve_cascade(cv_classifier, self.name)
+        load_cascade(self.cv_classifier, self.name)  # a bad file fails when the op is built
         self.min_face_count, self.max_face_count = min_face_count, max_face_count
         self.any = check_any_or_all(any_or_all, self.name)
 

@@ -32,6 +32,7 @@ class ImageFaceRatioFilter(Filter):
         """
         super().__init__(**kwargs)
         self.cv_classifier = resolve_cascade(cv_classifier, self.name)
+        load_cascade(self.cv_classifier, self.name)  # a bad file fails when the op is built
         self.min_ratio, self.max_ratio = min_ratio, max_ratio
         self.any = check_any_or_all(any_or_all, self.name)
 

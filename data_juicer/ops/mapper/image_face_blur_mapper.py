@@ -44,6 +44,7 @@ class ImageFaceBlurMapper(Mapper):
         super().__init__(**kwargs)
         self.blur = make_blur(blur_type, radius, self.name)
         self.cv_classifier = resolve_cascade(cv_classifier, self.name)
+        load_cascade(self.cv_classifier, self.name)  # a bad file fails when the op is built
         self.blur_type, self.radius, self.save_dir = blur_type, radius, save_dir
         self.params = {"cv_classifier": cv_classifier, "blur_type": blur_type, "radius": radius}
 
