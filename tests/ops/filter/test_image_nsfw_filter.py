@@ -47,3 +47,24 @@ def test_scores_batched_equal_one_at_a_time(models_env, tmp_path):
         ref = torch.softmax(model(**proc(images=[Image.open(p).convert("RGB") for p in imgs[:2]],
                                          return_tensors="pt")).logits, -1)[:, 1].tolist()
     assert got[0] == pytest.approx(ref, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_missing_image_goes_to_the_ledger_and_the_rest_runs(vision_models, make_recipe, tmp_path):
+    import json
+    import os
+
+    from data_juicer.cli.process import main
+    from tests.conftest import read_jsonl
+
+    root = vision_models.need(MODEL)
+    imgs = write_images(tmp_path / "imgs", 3)
+    rows = [{"id": f"s{k}", "text": "x", "images": [p]} for k, p in enumerate(imgs)]
+    rows.insert(1, {"id": "bad", "text": "x", "images": [str(tmp_path / "nope.png")]})
+    recipe = make_recipe(rows, [{"image_nsfw_filter": {"hf_nsfw_model": f"{root}/{MODEL}", "max_score": 1.0}}])
+    assert main(["--config", recipe]) == 0
+    out = tmp_path / "out"
+    assert [r["id"] for r in read_jsonl(out / "result.jsonl")] == ["s0", "s1", "s2"]
+    job = [os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))][0]
+    errors = read_jsonl(os.path.join(job, "errors.jsonl"))
+    assert len(errors) == 1 and errors[0]["op"] == "image_nsfw_filter" and "nope.png" in json.dumps(errors[0])
