@@ -73,8 +73,11 @@ class Plan:
             nw = max(len(n.call.name) for n in self.calls)
             for n in self.calls:
                 c = n.call
+                if c.inline:
+                    lines.append(f"    {c.name:<{nw}}  inline in the driver  batch {c.batch_size} ({c.policy} parent)")
+                    continue
                 cpu = cpus.get(n.out, c.num_cpus)
-                cpu = "auto" if cpu is None else f"{cpu:g}"
+                cpu = "auto" if cpu is None else f"{cpu:.3g}"
                 setup = c.describe_setup()
                 lines.append(f"    {c.name:<{nw}}  {c.replicas} x ({cpu} CPU, {c.num_gpus:g} GPU)  batch {c.batch_size} "
                              f"({c.policy} parent)" + (f"  setup {setup}" if setup else ""))
@@ -85,7 +88,7 @@ class Plan:
         what is left. Every pool lives for the whole run, so a plan that needs more than the
         cluster has would wait for ever: that is a clear error here instead."""
         cpus, gpus = float(cluster.get("CPU", 0)), float(cluster.get("GPU", 0))
-        calls = self.calls
+        calls = [n for n in self.calls if not n.call.inline]
         fixed = sum(n.call.num_cpus * n.call.replicas for n in calls if n.call.num_cpus is not None)
         auto = sum(n.call.replicas for n in calls if n.call.num_cpus is None)
         need_gpu = sum(n.call.num_gpus * n.call.replicas for n in calls)

@@ -81,6 +81,10 @@ class Call:
     arguments with ``.setup(*args, **kwargs)``; each replica builds one instance when it starts
     and calls it on every batch (``Call("embed", Embedder).setup("/models/minilm", device="cpu")``).
     A class without ``.setup`` is built with no arguments.
+
+    ``inline=True``: on Ray, the call runs in the driver between reports instead of on an actor
+    pool. For cheap functions (splitting a text, combining a parent's results) this saves an
+    actor's start-up and two object-store hops per batch; its resources are then ignored.
     """
 
     name: str
@@ -92,6 +96,7 @@ class Call:
     num_gpus: float = 0.0
     replicas: int = 1
     pass_keys: bool = False
+    inline: bool = False  # Ray executor: run in the driver, no actor pool (cheap functions: split, combine)
     init_args: tuple = ()  # constructor arguments of a class ``fn``, recorded by ``setup``
     init_kwargs: tuple = ()  # (name, value) pairs: the dataclass stays hashable and frozen
 
@@ -161,9 +166,9 @@ class Node:
             c = self.call
             cpus = "auto" if c.num_cpus is None else f"{c.num_cpus:g}"
             setup = c.describe_setup()
+            where = "inline (driver)" if c.inline else f"cpus {cpus}, gpus {c.num_gpus:g}, replicas {c.replicas}"
             extra = (f"batch {c.batch_size}, {c.policy} parent, on_error={c.recovery.mode}"
-                     f"{f'+retry {c.recovery.retries}' if c.recovery.retries else ''}, "
-                     f"cpus {cpus}, gpus {c.num_gpus:g}, replicas {c.replicas}"
+                     f"{f'+retry {c.recovery.retries}' if c.recovery.retries else ''}, {where}"
                      f"{f', setup {setup}' if setup else ''}")
             return f"call {c.name}({args}) -> {self.out}   [{extra}]"
         if self.kind == "reduce":

@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from loguru import logger
 
 from data_juicer.lineage.compiler import Plan
+from data_juicer.lineage.local import invoke
 from data_juicer.lineage.runtime import Finished, LineageResult, LineageRuntime
 
 
@@ -207,7 +208,8 @@ class RayRun:
         # the whole cluster, not what is free this instant: a previous run's actors give their CPUs back
         # with a delay, and pools waiting for them are fine (the stall timeout still guards a real hang)
         cpus = plan_cpus(plan, ray.cluster_resources())
-        pools = {n.out: _Pool(ray, n, self.slots, cpus[n.out]) for n in plan.calls}
+        pools = {n.out: _Pool(ray, n, self.slots, cpus[n.out]) for n in plan.calls if not n.call.inline}
+        inline = {n.out: n.call.build() for n in plan.calls if n.call.inline}
         source = iter(self.roots)
         exhausted = False
         active: deque[tuple[int, int]] = deque()  # (first root, end) of admitted input batches
@@ -246,7 +248,19 @@ class RayRun:
                     del held[next_out]
                     yield rt.finished(next_out)
                     next_out += 1
+                ran_inline = False
                 for call in rt.ready_calls():
+                    if call in inline:  # in the driver, now: one batch per pass, so reports are not held up
+                        batch = rt.next_batch(call)
+                        if batch is not None:
+                            ran_inline = True
+                            try:
+                                out = invoke(rt.call_nodes[call].call, batch, inline[call])
+                            except Exception as e:  # recovery decides
+                                rt.report_error(batch, e)
+                            else:
+                                rt.report(batch, out)
+                        continue
                     pool = pools[call]
                     while (slot := pool.free()) is not None:
                         batch = rt.next_batch(call)
@@ -259,7 +273,12 @@ class RayRun:
                     if not rt.has_ready() and reported == len(rt.completed):
                         rt.check_progress(in_flight=0)
                     continue
-                done, _ = ray.wait(list(in_flight), num_returns=1, timeout=self.stall_timeout_s)
+                if ran_inline or any(len(rt.queues[c]) for c in inline):
+                    done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0)  # poll: driver work is waiting
+                    if not done:
+                        continue
+                else:
+                    done, _ = ray.wait(list(in_flight), num_returns=1, timeout=self.stall_timeout_s)
                 if not done:
                     raise LineageDeadlock({"stalled_s": self.stall_timeout_s, **rt.progress()})
                 for ref in done:
@@ -287,7 +306,8 @@ class RayRun:
                     for call, k in doomed:
                         by_call.setdefault(call, []).append(k)
                     for call, ks in by_call.items():
-                        withdrawn_sent += pools[call].withdraw(ks)
+                        if call in pools:  # an inline call's batches never wait anywhere
+                            withdrawn_sent += pools[call].withdraw(ks)
         finally:
             for pool in pools.values():
                 for a in pool.actors:

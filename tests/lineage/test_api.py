@@ -72,3 +72,17 @@ def test_describe_lists_pools_with_resolved_resources():
         "  pools (one per call, alive for the whole run; on 4 CPUs, 0 GPUs):".replace("0 GPUs", "1 GPUs"),
         "    expand  1 x (1 CPU, 0 GPU)  batch 2 (any parent)",
         "    embed   2 x (1 CPU, 0.5 GPU)  batch 64 (any parent)  setup Embedder(8)"]
+
+
+def test_an_inline_call_has_no_pool_and_takes_no_cpu_share():
+    plan = program(Call("embed", Embedder, batch_size=8, replicas=2).setup(1))
+    p = Program("inl")
+    p.domain("doc")
+    a = p.call(Call("cheap", lambda xs: xs, inline=True, num_cpus=8), p.input("x"))
+    p.output("y", p.call(Call("model", lambda xs: xs, replicas=2), a))
+    plan = p.compile()
+    assert plan.pool_cpus({"CPU": 2}) == {"model_1": 1.0}
+    text = plan.describe({"CPU": 2})
+    assert "call cheap(x) -> cheap_0   [batch 64, any parent, on_error=split, inline (driver)]" in text
+    assert text.splitlines()[-2:] == ["    cheap  inline in the driver  batch 64 (any parent)",
+                                      "    model  2 x (1 CPU, 0 GPU)  batch 64 (any parent)"]

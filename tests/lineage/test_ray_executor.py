@@ -17,7 +17,7 @@ def local_ray():
         ray.shutdown()
 
 
-def program(batch_size, replicas, policy="any", on_child_failure="fail_parent"):
+def program(batch_size, replicas, policy="any", on_child_failure="fail_parent", inline=False):
     def split(texts):
         return [t.split() for t in texts]
 
@@ -35,7 +35,7 @@ def program(batch_size, replicas, policy="any", on_child_failure="fail_parent"):
     p = Program("ray")
     p.domain("doc")
     p.domain("word", parent="doc")
-    parts = p.call(Call("split", split, batch_size=4, num_cpus=0.25), p.input("text"))
+    parts = p.call(Call("split", split, batch_size=4, num_cpus=0.25, inline=inline), p.input("text"))
     w = p.expand(parts, "word")
     s = p.call(Call("score", score, batch_size=batch_size, policy=policy, replicas=replicas, num_cpus=0.25,
                     pass_keys=True, recovery=Recovery("split")), w)
@@ -54,8 +54,9 @@ def test_ray_matches_local_across_batch_sizes_replicas_and_policies(local_ray):
     reference = run_local(program(1, 1), DOCS)
     assert reference.outcomes("scores")[9] is Outcome.FAILED  # 'boom' isolated by split, then its parent fails
     assert run_local(program(1, 1, on_child_failure="drop_child"), DOCS).values("scores")[9] == [30, 32]
-    for bs, replicas, policy, ib in [(8, 2, "any", 7), (3, 3, "single", 50)]:
-        got = run_ray(program(bs, replicas, policy), DOCS, input_batch_size=ib, max_active_input_batches=2)
+    for bs, replicas, policy, ib, inline in [(8, 2, "any", 7, False), (3, 3, "single", 50, True)]:
+        got = run_ray(program(bs, replicas, policy, inline=inline), DOCS, input_batch_size=ib,
+                      max_active_input_batches=2)
         assert got.outputs == reference.outputs
         assert got.outcomes("scores")[5] is Outcome.FAILED  # poisoned: failed, not silently partial
         assert sorted(got.failed) == [5, 9]
