@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from fractions import Fraction
 from typing import Iterator, Optional, Sequence
 
+from data_juicer.media.errors import MediaError
 from data_juicer.utils.constant import Fields, InterVars
 from data_juicer.utils.lazy import require
 
@@ -42,8 +43,12 @@ __all__ = [
 ]
 
 
-class VideoError(ValueError):
+class VideoError(MediaError):
     """A video that cannot be opened or decoded (corrupt, truncated, no video stream)."""
+
+    def __init__(self, message: str, path: str = ""):
+        self.kind, self.path = "video", path
+        ValueError.__init__(self, message)
 
 
 def _av(who: str = ""):
@@ -106,7 +111,11 @@ def video_info(path, container=None) -> dict:
     """
     if container is None:
         with open_video(path) as c:
-            return video_info(path, c)
+            return _info(c)
+    return _info(container)
+
+
+def _info(container) -> dict:
     stream = container.streams.video[0]
     if stream.duration is not None:
         duration = _ffprobe_float(float(stream.duration * stream.time_base))
