@@ -59,3 +59,28 @@ def llm_server_factory():
     yield factory
     for srv in started:
         srv.stop()
+
+
+def api_params(srv, **model_params) -> dict:
+    """Op params that point an LLM op at ``srv`` through the api backend (as at a vLLM server)."""
+    return {"model_params": dict({"base_url": srv.base_url, "max_retries": 1}, **model_params)}
+
+
+def run_recipe(make_recipe, rows, process, **globals_):
+    """Run ``dj-process`` on ``rows``; returns (exit code, output rows, ledger entries)."""
+    import glob
+    import json
+
+    from data_juicer.cli.process import main
+
+    recipe = make_recipe(rows=rows, process=process, **globals_)
+    rc = main(["--config", recipe])
+    out_dir = os.path.join(os.path.dirname(recipe), "out")
+    out = []
+    for p in sorted(glob.glob(os.path.join(out_dir, "result*.jsonl"))):
+        if not p.endswith("_stats.jsonl"):
+            out += [json.loads(line) for line in open(p) if line.strip()]
+    ledger = []
+    for p in glob.glob(os.path.join(out_dir, "**", "errors.jsonl"), recursive=True):
+        ledger += [json.loads(line) for line in open(p) if line.strip()]
+    return rc, out, ledger

@@ -69,8 +69,8 @@ class LLMTaskRelevanceFilter(LLMAnalysisFilter):
         block = ""
         if task_desc is not None:
             block += f"# Task Description\n{task_desc}\n\n"
-        if dataset is not None:
-            rows = list(dataset)[: n_shot or None]
+        rows = list(dataset)[: n_shot or None] if dataset is not None else []
+        if rows:
             shown = []
             for row in rows:
                 fields = [self.field_template.format(field_name=n, field_data=row[k])
