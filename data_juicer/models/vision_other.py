@@ -64,3 +64,48 @@ def load_raft(arch: str = "raft_large", device: str = "cpu", who: str = "") -> A
         return model.to(device).eval()
 
     return load_once(("raft", arch, path, device), build, owner=who or None)
+
+
+# -- rembg ----------------------------------------------------------------------------------
+REMBG_MODEL = "u2net.onnx"  # rembg.remove's default session ("u2net")
+
+
+def _rembg_dirs() -> list[str]:
+    """Where rembg itself keeps ``u2net.onnx``: ``$U2NET_HOME`` (else ``~/.u2net``), and
+    ``<$REMBG_HOME or $XDG_DATA_HOME/rembg or ~/.rembg>/models/u2net``."""
+    legacy = os.environ.get("U2NET_HOME") or os.path.join("~", ".u2net")
+    xdg = os.environ.get("XDG_DATA_HOME")
+    home = os.environ.get("REMBG_HOME") or (os.path.join(xdg, "rembg") if xdg else os.path.join("~", ".rembg"))
+    return [legacy, os.path.join(home, "models", "u2net")]
+
+
+def resolve_rembg_model(who: str = "") -> str:
+    """Local ``u2net.onnx``: the model folders, then rembg's own folders."""
+    return find_model_file(REMBG_MODEL, _rembg_dirs(), who, what="rembg model",
+                           hint=" (rembg's default U^2-Net ONNX model)")
+
+
+def load_rembg_session(device: str = "cpu", who: str = "") -> Any:
+    """A rembg ``u2net`` session (the one ``rembg.remove`` uses by default: same pre/post-processing)
+    over the local ``u2net.onnx``, without rembg's download step."""
+    path = resolve_rembg_model(who)
+
+    def build():
+        require("rembg", who=who)
+        ort = require("onnxruntime", who=who)
+        from rembg.sessions.u2net import U2netSession
+
+        class LocalU2netSession(U2netSession):
+            @classmethod
+            def download_models(cls, *args, **kwargs):
+                return kwargs["model_path"]
+
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device.startswith("cuda") else \
+            ["CPUExecutionProvider"]
+        try:
+            return LocalU2netSession("u2net", ort.SessionOptions(), providers=providers, model_path=path)
+        except Exception as e:  # onnxruntime raises its own exception types for a bad graph
+            raise ValueError(f"{who + ': ' if who else ''}{path} is not a loadable ONNX model "
+                             f"({type(e).__name__}: {e}); replace the file") from e
+
+    return load_once(("rembg", path, device), build, owner=who or None)

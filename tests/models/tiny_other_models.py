@@ -109,3 +109,27 @@ def build_raft(folder: str, large: bool = False, seed: int = 0, std: float = 0.0
     path = os.path.join(folder, RAFT_LARGE_FILE if large else RAFT_SMALL_FILE)
     torch.save(model.state_dict(), path)
     return path
+
+
+def build_u2net_onnx(folder: str, name: str = "u2net.onnx", seed: int = 0) -> str:
+    """A tiny ONNX graph with U^2-Net's interface (``(1, 3, 320, 320)`` image -> ``(1, 1, 320, 320)``
+    mask first output): one random 3x3 convolution and a sigmoid."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rs = np.random.RandomState(seed)
+    w = numpy_helper.from_array(rs.normal(0, 0.5, size=(1, 3, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(np.zeros(1, dtype=np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["input.1", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Sigmoid", ["c"], ["d0"])],
+        "tiny_u2net",
+        [helper.make_tensor_value_info("input.1", TensorProto.FLOAT, [1, 3, 320, 320])],
+        [helper.make_tensor_value_info("d0", TensorProto.FLOAT, [1, 1, 320, 320])],
+        initializer=[w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name)
+    onnx.save(model, path)
+    return path
