@@ -38,9 +38,10 @@ def sent(server):
 
 
 def run_recipe(tmp_path, rows, process, **globals_):
-    """``dj-process`` on ``rows``: (exit code, exported rows, error-ledger entries)."""
+    """``dj-process`` on ``rows``: (exit code, exported rows with their meta/stats, error-ledger entries)."""
     from data_juicer.cli.process import main
 
+    tmp_path.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "in.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     export = tmp_path / "out" / "result.jsonl"
@@ -51,6 +52,10 @@ def run_recipe(tmp_path, rows, process, **globals_):
     rc = main(["--config", str(recipe)])
     out = [json.loads(x) for x in export.read_text(encoding="utf-8").splitlines() if x.strip()] \
         if export.exists() else []
+    stats = export.with_name("result_stats.jsonl")  # __dj__meta__ / __dj__stats__ are exported beside
+    if stats.exists():
+        extra = [json.loads(x) for x in stats.read_text(encoding="utf-8").splitlines() if x.strip()]
+        out = [dict(o, **e) for o, e in zip(out, extra)]
     ledger = []
     for p in glob.glob(os.path.join(str(tmp_path / "out"), "**", "errors.jsonl"), recursive=True):
         ledger += [json.loads(x) for x in open(p, encoding="utf-8") if x.strip()]
