@@ -38,7 +38,7 @@ from data_juicer.utils.lazy import require
 __all__ = [
     "VideoError", "open_video", "video_info", "frame_table", "extract_frames_uniformly",
     "uniform_frame_pts", "extract_key_frames", "key_frame_seconds", "extract_frames_by_second",
-    "decode_frames_at", "decode_frames_by_index", "iter_frames", "cut_video", "run_ffmpeg",
+    "decode_frames_at", "decode_frames_by_index", "iter_frames", "cut_video", "cut_video_reencode", "run_ffmpeg",
     "load_row_video_infos", "load_row_video_frames", "row_context",
 ]
 
@@ -443,6 +443,67 @@ def cut_video(path, out_path: str, start_s: float, end_s: Optional[float] = None
         args += ["-t", str(end_s - start_s)]
     args += ["-c", "copy", "-f", "mp4", *shlex.split(extra_args or "")]
     return run_ffmpeg(args, out_path, what=f"cutting [{start_s}, {end_s}] s of '{path}'")
+
+
+def cut_video_reencode(path, out_path: str, start_s: float, end_s: Optional[float] = None) -> str:
+    """Re-encode ``[start_s, end_s]`` of ``path`` into ``out_path`` with PyAV, as Data-Juicer's
+    ``av`` backend (``cut_video_by_seconds``) does: same codec, frame rate, size and pixel
+    format; the frames with ``start <= t <= end`` (both ends included), shifted to start at 0;
+    the first audio stream's packets in that span copied. The output is written under a
+    temporary name and renamed when complete."""
+    av = _av()
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    os.makedirs(out_dir, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(out_path)[1] or ".mp4", dir=out_dir)
+    os.close(fd)
+    try:
+        with open_video(path) as src:
+            vin = src.streams.video[0]
+            ain = src.streams.audio[0] if src.streams.audio else None
+            out = av.open(tmp, "w", format="mp4")
+            try:
+                vout = out.add_stream(vin.codec_context.name, rate=vin.base_rate)
+                vout.width, vout.height = vin.codec_context.width, vin.codec_context.height
+                vout.pix_fmt = vin.codec_context.pix_fmt
+                aout = out.add_stream_from_template(ain) if ain is not None else None
+                v_start = int(start_s / vin.time_base)
+                v_end = end_s / vin.time_base if end_s else vin.duration
+                src.seek(v_start, stream=vin, any_frame=False, backward=True)
+                if ain is not None:
+                    a_start = int(start_s / ain.time_base)
+                    a_end = end_s / ain.time_base if end_s else ain.duration
+                streams = (vin, ain) if ain is not None else (vin,)
+                done = False
+                for packet in src.demux(*streams):
+                    if packet.stream.type == "video":
+                        for frame in packet.decode():
+                            if frame.pts is None or frame.pts < v_start:
+                                continue
+                            if v_end is not None and frame.pts > v_end:
+                                done = True  # decoder output is in pts order: nothing later is inside
+                                break
+                            frame.pts -= v_start
+                            for p in vout.encode(frame):
+                                out.mux(p)
+                    elif packet.pts is not None and packet.dts is not None:
+                        if a_start <= packet.pts and (a_end is None or packet.pts <= a_end):
+                            packet.pts -= a_start
+                            packet.dts -= a_start
+                            packet.stream = aout
+                            out.mux(packet)
+                    if done:
+                        break
+                for p in vout.encode():
+                    out.mux(p)
+            finally:
+                out.close()
+        os.replace(tmp, out_path)
+    except av.FFmpegError as e:
+        raise _decode_error(path, e) from e
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return out_path
 
 
 # -- per-row helpers for ops (sharing through __dj__context__) ---------------------------------
