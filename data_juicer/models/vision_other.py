@@ -109,3 +109,43 @@ def load_rembg_session(device: str = "cpu", who: str = "") -> Any:
                              f"({type(e).__name__}: {e}); replace the file") from e
 
     return load_once(("rembg", path, device), build, owner=who or None)
+
+
+# -- EasyOCR --------------------------------------------------------------------------------
+CRAFT_MODEL = "craft_mlt_25k.pth"  # EasyOCR's default text detector (CRAFT)
+
+
+def _easyocr_dir() -> str:
+    return os.path.join(os.environ.get("EASYOCR_MODULE_PATH") or os.path.join("~", ".EasyOCR"), "model")
+
+
+def resolve_craft(who: str = "") -> str:
+    """Local ``craft_mlt_25k.pth``: the model folders, then EasyOCR's own (``~/.EasyOCR/model``)."""
+    return find_model_file(CRAFT_MODEL, [_easyocr_dir()], who, what="EasyOCR text detector",
+                           hint=" (EasyOCR's CRAFT detector; copy it from ~/.EasyOCR/model of a machine that has it)")
+
+
+def load_easyocr_detector(languages: list[str], device: str = "cpu", who: str = "") -> Any:
+    """An ``easyocr.Reader`` (detection only, as Data-Juicer builds it: ``recognizer=False``) whose CRAFT
+    detector is the local file. The weights are loaded with EasyOCR's own ``get_detector`` (same
+    network, same CPU quantization); unlike ``Reader`` this never downloads nor checks the file's MD5."""
+    path = resolve_craft(who)
+
+    def build():
+        easyocr = require("easyocr", who=who)
+        from easyocr.detection import get_detector, get_textbox
+
+        reader = easyocr.Reader(lang_list=list(languages), gpu=device.startswith("cuda"), detector=False,
+                                recognizer=False, verbose=False, download_enabled=False)
+        reader.detect_network = "craft"
+        reader.get_textbox = get_textbox
+        reader.device = device
+        try:
+            reader.detector = get_detector(path, device=device, quantize=reader.quantize,
+                                           cudnn_benchmark=getattr(reader, "cudnn_benchmark", False))
+        except Exception as e:  # unpickling / key mismatch
+            raise ValueError(f"{who + ': ' if who else ''}{path} is not a valid EasyOCR CRAFT state dict "
+                             f"({type(e).__name__}: {e}); replace the file") from e
+        return reader
+
+    return load_once(("easyocr_detector", path, tuple(languages), device), build, owner=who or None)

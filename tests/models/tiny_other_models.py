@@ -133,3 +133,26 @@ def build_u2net_onnx(folder: str, name: str = "u2net.onnx", seed: int = 0) -> st
     path = os.path.join(folder, name)
     onnx.save(model, path)
     return path
+
+
+def build_craft(folder: str, name: str = "craft_mlt_25k.pth", seed: int = 0, std: float = 0.05,
+                text_everywhere: bool = True) -> str:
+    """EasyOCR's CRAFT text detector with random weights, saved as its state dict under EasyOCR's file name.
+
+    With ``text_everywhere`` its last layer outputs a region/affinity score of 1 at every pixel
+    (zero weights, bias 1), so the whole frame is one text box: a known answer for the tests.
+    """
+    import torch
+    from easyocr.craft import CRAFT
+
+    os.makedirs(folder, exist_ok=True)
+    net = CRAFT(pretrained=False)
+    fill_random(net, seed, std)
+    if text_everywhere:
+        last = net.conv_cls[-1]
+        with torch.no_grad():
+            last.weight.zero_()
+            last.bias.fill_(1.0)
+    path = os.path.join(folder, name)
+    torch.save(net.state_dict(), path)
+    return path
