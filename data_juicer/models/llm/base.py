@@ -58,19 +58,17 @@ class _Memo:
     """A small in-process LRU of finished requests (results and final failures).
 
     When an op's batch fails on one sample the executor retries the batch row by row; the memo
-    answers the samples that already succeeded (and re-raises the one that failed) without a
-    second request.
+    (filled only when a batch is about to raise) answers the samples that already succeeded, and
+    re-raises the one that failed, without a second request.
     """
 
     def __init__(self, size: int = 4096):
         self.size, self._d, self._lock = size, OrderedDict(), threading.Lock()
 
-    def get(self, key):
+    def pop(self, key):
+        """The entry for ``key``, removed (each is answered once: the row-by-row retry asks once per row)."""
         with self._lock:
-            if key in self._d:
-                self._d.move_to_end(key)
-                return self._d[key]
-        return None
+            return self._d.pop(key, None)
 
     def put(self, key, value) -> None:
         with self._lock:
@@ -168,7 +166,7 @@ def parse_batch_with_retry(backend: ChatBackend, batch: Sequence[Messages], pars
     keys = [request_key(backend.model, m, backend.params_with(overrides), -1) for m in batch]
     pending = []
     for i, k in enumerate(keys):
-        hit = backend.memo.get(k)
+        hit = backend.memo.pop(k)
         if hit is not None:
             results[i] = hit
         else:
@@ -195,13 +193,12 @@ def parse_batch_with_retry(backend: ChatBackend, batch: Sequence[Messages], pars
     for i in pending:
         results[i] = LLMResponseError("the response did not parse", raw=raws[i], attempts=max(1, try_num),
                                       model=backend.model)
-    for i, k in enumerate(keys):
-        if isinstance(results[i], (LLMResponseError,)) or not isinstance(results[i], BaseException):
-            backend.memo.put(k, results[i])
-    if not return_exceptions:
-        for r in results:
-            if isinstance(r, BaseException):
-                raise r
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if failed and not return_exceptions:
+        for k, r in zip(keys, results):  # for the executor's row-by-row retry of this batch
+            if isinstance(r, LLMResponseError) or not isinstance(r, BaseException):
+                backend.memo.put(k, r)
+        raise failed[0]
     return results
 
 

@@ -162,11 +162,17 @@ def test_batch_parse_isolates_failures_and_memo_avoids_resending(llm_server):
     assert res[0] == res[1] == res[3] == "good"
     assert isinstance(res[2], LLMResponseError) and res[2].raw == "bad"
     assert llm_server.stats()["count"] == 5  # 4 + one retry of sample-2
-    # the executor's row-by-row retry: answered from the memo, nothing resent
+    with pytest.raises(LLMResponseError):  # as an op calls it: the batch raises...
+        parse_batch_with_retry(b, batch, parse, try_num=2)
+    assert llm_server.stats()["count"] == 10
+    # ...and the executor's row-by-row retry is answered from the memo, nothing resent
     assert parse_batch_with_retry(b, batch[:1], parse, try_num=2) == ["good"]
     with pytest.raises(LLMResponseError):
         parse_batch_with_retry(b, batch[2:3], parse, try_num=2)
-    assert llm_server.stats()["count"] == 5
+    assert llm_server.stats()["count"] == 10
+    # a later identical request is a new request (the memo answers once)
+    assert parse_batch_with_retry(b, batch[:1], parse, try_num=2) == ["good"]
+    assert llm_server.stats()["count"] == 11
 
 
 def test_disk_cache_replays_a_rerun(llm_server, tmp_path):
