@@ -82,6 +82,11 @@ class Call:
     and calls it on every batch (``Call("embed", Embedder).setup("/models/minilm", device="cpu")``).
     A class without ``.setup`` is built with no arguments.
 
+    ``max_in_flight_per_parent`` (default ``batch_size * replicas``) bounds how many items of one
+    parent are dispatched and unreported at once; the other free slots take other parents'
+    items. It bounds the work a failing parent wastes: its siblings already sent when the
+    failure comes back.
+
     ``inline=True``: on Ray, the call runs in the driver between reports instead of on an actor
     pool. For cheap functions (splitting a text, combining a parent's results) this saves an
     actor's start-up and two object-store hops per batch; its resources are then ignored.
@@ -97,6 +102,8 @@ class Call:
     replicas: int = 1
     pass_keys: bool = False
     inline: bool = False  # Ray executor: run in the driver, no actor pool (cheap functions: split, combine)
+    # items of one parent in flight at once (None: batch_size x replicas, one batch per replica; 0: no limit)
+    max_in_flight_per_parent: Optional[int] = None
     init_args: tuple = ()  # constructor arguments of a class ``fn``, recorded by ``setup``
     init_kwargs: tuple = ()  # (name, value) pairs: the dataclass stays hashable and frozen
 
@@ -107,6 +114,9 @@ class Call:
             raise ValueError(f"call '{self.name}': policy must be 'any' or 'single', got {self.policy!r}")
         if self.replicas < 1:
             raise ValueError(f"call '{self.name}': replicas must be >= 1, got {self.replicas}")
+        if self.max_in_flight_per_parent is not None and self.max_in_flight_per_parent < 0:
+            raise ValueError(f"call '{self.name}': max_in_flight_per_parent must be >= 0, got "
+                             f"{self.max_in_flight_per_parent}")
         if (self.init_args or self.init_kwargs) and not isinstance(self.fn, type):
             raise ValueError(f"call '{self.name}': setup(...) arguments need fn to be a class (its constructor "
                              f"runs once per replica), got {type(self.fn).__name__}")
@@ -114,6 +124,12 @@ class Call:
     def setup(self, *args, **kwargs) -> "Call":
         """The same call whose class ``fn`` each replica builds as ``fn(*args, **kwargs)``."""
         return dataclasses.replace(self, init_args=tuple(args), init_kwargs=tuple(kwargs.items()))
+
+    @property
+    def parent_cap(self) -> int:
+        """Items of one parent in flight at once (0: no limit)."""
+        m = self.max_in_flight_per_parent
+        return self.batch_size * self.replicas if m is None else m
 
     @property
     def per_replica(self) -> bool:

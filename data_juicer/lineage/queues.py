@@ -3,12 +3,14 @@
 ``any`` policy: one FIFO; a batch takes the oldest ready items, whatever their parents.
 ``single`` policy: FIFO of parents, each with its FIFO of items; a batch holds one parent's items.
 Entries whose item is no longer READY (suppressed after queueing) are skipped when popped.
+``room(key)``, when given, says whether the key's parent may have one more item in flight;
+keys without room stay queued, in order, and the batch takes the next parents' items.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from typing import Callable
+from typing import Callable, Optional
 
 from data_juicer.lineage.model import EntityKey
 
@@ -21,6 +23,7 @@ class ReadyQueue:
         self._by_parent: OrderedDict[tuple, deque[EntityKey]] = OrderedDict()
         self._pinned: deque[list[EntityKey]] = deque()  # retried or split batches go first, as they are
         self._n = 0
+        self.held = False  # the last pop left ready keys queued for want of room
 
     def __len__(self) -> int:
         return self._n + sum(len(g) for g in self._pinned)
@@ -37,8 +40,11 @@ class ReadyQueue:
         for g in reversed(groups):
             self._pinned.appendleft(list(g))
 
-    def pop_batch(self, is_ready: Callable[[EntityKey], bool]) -> list[EntityKey]:
-        """Up to ``batch_size`` ready keys (may be empty when only stale entries were left)."""
+    def pop_batch(self, is_ready: Callable[[EntityKey], bool],
+                  room: Optional[Callable[[EntityKey], bool]] = None) -> list[EntityKey]:
+        """Up to ``batch_size`` ready keys (may be empty when only stale entries were left, or
+        when every ready key's parent is out of room: then ``held`` is true)."""
+        self.held = False
         while self._pinned:
             group = [k for k in self._pinned.popleft() if is_ready(k)]
             if group:
@@ -46,16 +52,38 @@ class ReadyQueue:
         out: list[EntityKey] = []
         if self.policy == "any":
             q = self._fifo
+            held: list[EntityKey] = []
             while q and len(out) < self.batch_size:
                 k = q.popleft()
                 self._n -= 1
-                if is_ready(k):
-                    out.append(k)
+                if not is_ready(k):
+                    continue
+                if room is not None and not room(k):
+                    held.append(k)
+                    continue
+                out.append(k)
+            if held:
+                q.extendleft(reversed(held))
+                self._n += len(held)
+                self.held = not out
             return out
+        parents = list(self._by_parent) if room is not None else None
         while self._by_parent and not out:
-            parent, q = next(iter(self._by_parent.items()))
+            if parents is not None:  # the first parent with room and a ready key
+                parent = next((p for p in parents if p in self._by_parent and self._by_parent[p]
+                               and room(self._by_parent[p][0])), None)
+                if parent is None:
+                    self.held = True
+                    return out
+                parents.remove(parent)
+                q = self._by_parent[parent]
+            else:
+                parent, q = next(iter(self._by_parent.items()))
             while q and len(out) < self.batch_size:
-                k = q.popleft()
+                k = q[0]
+                if is_ready(k) and room is not None and out and not room(k):
+                    break
+                q.popleft()
                 self._n -= 1
                 if is_ready(k):
                     out.append(k)

@@ -198,6 +198,8 @@ class LineageRuntime:
         self._root_left: dict[EntityKey, int] = {}
         self._notify: deque[tuple[str, EntityKey]] = deque()
         self._batch_ids = 0
+        self._caps = {n.out: n.call.parent_cap for n in plan.calls}
+        self._inflight: dict[tuple[str, tuple], int] = {}  # (call, parent path) -> items in flight (children only)
 
     def _ancestry(self, dom: str) -> list[str]:
         """Domains from depth 0 to ``dom``'s depth."""
@@ -271,9 +273,27 @@ class LineageRuntime:
     def next_batch(self, call: str) -> Optional[Batch]:
         q, items = self.queues[call], self.items
         node = self.call_nodes[call]
+        cap, inflight = self._caps[call], self._inflight
+        room = None
+        if cap:
+            taken: dict[tuple, int] = {}
+
+            def room(k: EntityKey) -> bool:
+                if len(k.path) == 1:
+                    return True  # roots have no siblings to waste
+                pp = k.path[:-1]
+                n = inflight.get((call, pp), 0) + taken.get(pp, 0)
+                if n >= cap:
+                    return False
+                taken[pp] = taken.get(pp, 0) + 1
+                return True
         while len(q):
-            keys = q.pop_batch(lambda k: items[(call, k)].state is ItemState.READY)
+            if cap:
+                taken.clear()
+            keys = q.pop_batch(lambda k: items[(call, k)].state is ItemState.READY, room)
             if not keys:
+                if q.held:
+                    return None  # what is left waits for its parents' items in flight
                 continue
             gens = []
             for k in keys:
@@ -281,6 +301,9 @@ class LineageRuntime:
                 it.state = step(it.state, Event.DISPATCH)
                 it.gen += 1
                 gens.append(it.gen)
+                if len(k.path) > 1:
+                    pk = (call, k.path[:-1])
+                    inflight[pk] = inflight.get(pk, 0) + 1
             args = tuple([self.values[(p, k)][1] for k in keys] for p in node.inputs)
             self._batch_ids += 1
             c = self._counters[call]
@@ -296,6 +319,13 @@ class LineageRuntime:
         if it is None or it.gen != gen or it.state not in (ItemState.IN_FLIGHT, ItemState.DOOMED):
             self._counters[batch.call].rejected += 1  # stale (older attempt) or duplicate report
             return None
+        if len(k.path) > 1:  # it leaves flight (to a final state, or to be queued again)
+            pk = (batch.call, k.path[:-1])
+            left = self._inflight[pk] - 1
+            if left:
+                self._inflight[pk] = left
+            else:
+                del self._inflight[pk]
         return it
 
     def report(self, batch: Batch, outputs, skipped: tuple = ()) -> int:

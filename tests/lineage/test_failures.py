@@ -24,12 +24,12 @@ def score(xs):
     return [RecordFailure(f"bad {x}") if x == "bad" else x * 2 for x in xs]
 
 
-def program(on_child_failure=None, batch_size=4, fn=score, second=False):
+def program(on_child_failure=None, batch_size=4, fn=score, second=False, cap=None):
     p = Program("f")
     p.domain("doc")
     p.domain("chunk", parent="doc")
     c = p.expand(p.input("items"), "chunk", out="c")
-    s = p.call(Call("score", fn, batch_size=batch_size), c, out="s")
+    s = p.call(Call("score", fn, batch_size=batch_size, max_in_flight_per_parent=cap), c, out="s")
     if second:
         s = p.call(Call("after", lambda xs: [x + 1 for x in xs], batch_size=batch_size), s, out="after")
     kw = {} if on_child_failure is None else {"on_child_failure": on_child_failure}
@@ -90,7 +90,7 @@ def test_the_plan_describes_each_reduce_policy():
 
 
 def test_failed_parent_withdraws_its_queued_and_waiting_children_and_dooms_in_flight_ones():
-    rt = LineageRuntime(program(batch_size=2, second=True))
+    rt = LineageRuntime(program(batch_size=2, second=True, cap=0))
     rt.add_root({"items": [0, "bad", 2, 3, 4, 5]})
     rt.add_root({"items": [6, 7]})
     b1, b2 = rt.next_batch("s"), rt.next_batch("s")  # (0,0),(0,1) and (0,2),(0,3): in flight
@@ -125,7 +125,7 @@ def test_skipped_items_of_a_batch_end_suppressed_and_the_rest_commits():
     rt.add_root({"items": [2, 3]})
     b1, b2 = rt.next_batch("s"), rt.next_batch("s")
     assert b2 is None and len(b1) == 4
-    rt2 = LineageRuntime(program(batch_size=2))
+    rt2 = LineageRuntime(program(batch_size=2, cap=0))
     rt2.add_root({"items": ["bad", 1, 2]})
     rt2.add_root({"items": [3]})
     a, b = rt2.next_batch("s"), rt2.next_batch("s")  # a: (0,0),(0,1); b: (0,2),(1,0)
@@ -174,3 +174,36 @@ def test_no_silently_partial_parent_under_random_failures(seed):
             assert o is FA and v is None
         else:
             assert o is PR and v == [x * 2 for x in r["items"]]
+
+
+def test_items_of_one_parent_in_flight_are_capped_and_other_parents_fill_the_batches():
+    rt = LineageRuntime(program(batch_size=2))  # default cap: batch_size x replicas = 2
+    rt.add_root({"items": list(range(6))})
+    rt.add_root({"items": [6, 7, 8]})
+    b1, b2 = rt.next_batch("s"), rt.next_batch("s")
+    assert [k.path for k in b1.keys] == [(0, 0), (0, 1)] and [k.path for k in b2.keys] == [(1, 0), (1, 1)]
+    assert rt.next_batch("s") is None  # both parents are at their cap: the rest waits, in order
+    rt.report(b1, score(*b1.args))
+    assert [k.path for k in rt.next_batch("s").keys] == [(0, 2), (0, 3)]
+    rt3 = LineageRuntime(program(batch_size=2, cap=3))
+    rt3.add_root({"items": list(range(6))})
+    rt3.add_root({"items": [6]})
+    assert [k.path for k in rt3.next_batch("s").keys] == [(0, 0), (0, 1)]
+    assert [k.path for k in rt3.next_batch("s").keys] == [(0, 2), (1, 0)]
+    assert rt3.next_batch("s") is None
+    with pytest.raises(ValueError, match="max_in_flight_per_parent must be >= 0, got -1"):
+        Call("x", score, max_in_flight_per_parent=-1)
+
+
+def test_capped_single_policy_takes_the_next_parent_with_room():
+    p = Program("single")
+    p.domain("doc")
+    p.domain("chunk", parent="doc")
+    s = p.call(Call("score", score, batch_size=2, policy="single"), p.expand(p.input("items"), "chunk"), out="s")
+    p.output("o", p.reduce(s, "doc"))
+    rt = LineageRuntime(p.compile())
+    rt.add_root({"items": [1, 2, 3, 4]})
+    rt.add_root({"items": [5]})
+    assert [k.path for k in rt.next_batch("s").keys] == [(0, 0), (0, 1)]
+    assert [k.path for k in rt.next_batch("s").keys] == [(1, 0)]
+    assert rt.next_batch("s") is None

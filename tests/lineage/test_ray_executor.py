@@ -77,7 +77,7 @@ def test_fan_out_stage_on_ray_matches_local(local_ray):
 
 
 
-def slow_program(sleep_s, batch_size=4, replicas=1, on_child_failure="fail_parent"):
+def slow_program(sleep_s, batch_size=4, replicas=1, on_child_failure="fail_parent", cap=0):
     import time
 
     def score(xs):
@@ -88,7 +88,8 @@ def slow_program(sleep_s, batch_size=4, replicas=1, on_child_failure="fail_paren
     p.domain("doc")
     p.domain("chunk", parent="doc")
     c = p.expand(p.input("items"), "chunk")
-    s = p.call(Call("score", score, batch_size=batch_size, replicas=replicas, num_cpus=0.5), c)
+    s = p.call(Call("score", score, batch_size=batch_size, replicas=replicas, num_cpus=0.5,
+                    max_in_flight_per_parent=cap), c)
     p.output("scores", p.reduce(s, "doc", on_child_failure=on_child_failure))
     return p.compile()
 

@@ -22,14 +22,14 @@ def double(xs):
 
 
 def chunk_program(batch_size=2, policy="any", recovery=Recovery(), fn=double, outcomes=False, pass_keys=False,
-                  on_child_failure="fail_parent"):
+                  on_child_failure="fail_parent", cap=0):
     p = Program("t")
     p.domain("doc")
     p.domain("chunk", parent="doc")
     items = p.input("items")
     c = p.expand(items, "chunk", out="c")
-    s = p.call(Call("score", fn, batch_size=batch_size, policy=policy, recovery=recovery, pass_keys=pass_keys), c,
-               out="s")
+    s = p.call(Call("score", fn, batch_size=batch_size, policy=policy, recovery=recovery, pass_keys=pass_keys,
+                    max_in_flight_per_parent=cap), c, out="s")
     p.output("scores", p.reduce(s, "doc", out="r", outcomes=outcomes, on_child_failure=on_child_failure))
     return p.compile()
 
