@@ -138,6 +138,24 @@ def tiny_blip_itm(folder, seed: int = 0):
     return _save(_fill(BlipForImageTextRetrieval(cfg), seed), proc, folder)
 
 
+def tiny_blip_captioner(folder, seed: int = 0):
+    """A BlipForConditionalGeneration (image captioning) with its BlipProcessor (MiniLM tokenizer)."""
+    from transformers import BlipConfig, BlipForConditionalGeneration, BlipImageProcessor, BlipProcessor
+
+    tok = _tokenizer()
+    cfg = BlipConfig(
+        text_config={"vocab_size": len(tok), "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "max_position_embeddings": 160, "encoder_hidden_size": 32,
+                     "pad_token_id": tok.pad_token_id, "bos_token_id": tok.cls_token_id,
+                     "eos_token_id": tok.sep_token_id, "sep_token_id": tok.sep_token_id},
+        vision_config=_vision_config(), projection_dim=16)
+    proc = BlipProcessor(image_processor=BlipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}),
+                         tokenizer=tok)
+    model = _fill(BlipForConditionalGeneration(cfg), seed)
+    model.generation_config.max_length = 20
+    return _save(model, proc, folder)
+
+
 def write_images(folder, n: int, seed: int = 0, size=(40, 30)) -> list[str]:
     """``n`` small PNGs of seeded random colour blocks; their paths."""
     import numpy as np
@@ -163,6 +181,7 @@ BUILDERS = {
     "Falconsai/nsfw_image_detection": lambda f: tiny_vit_classifier(f),
     "amrul-hzz/watermark_detector": lambda f: tiny_vit_classifier(f, labels=("clean", "watermark"), seed=1),
     "Salesforce/blip-itm-base-coco": lambda f: tiny_blip_itm(f),
+    "tiny/blip-image-captioning": lambda f: tiny_blip_captioner(f),
 }
 
 
