@@ -62,8 +62,8 @@ class PluginKind:
 
 PLUGIN_KINDS: dict[str, PluginKind] = {k.kind: k for k in (
     PluginKind("video_depth", "Video Depth Anything (DepthAnything/Video-Depth-Anything)",
-               "{'frames': uint8 array (T, H, W, 3) RGB, 'fps': float, 'max_res': int, 'fp32': bool}",
-               "{'depths': float array (T, H, W), 'fps': float}"),
+               "{'frames': uint8 array (T, H, W, 3) RGB, 'fps': float, 'input_size': int (518), 'fp32': bool}",
+               "{'depths': float array (T, H, W) (relative depth, or metres for a metric model), 'fps': float}"),
     PluginKind("camera_calibration_deepcalib", "DeepCalib (alexvbogdan/DeepCalib)",
                "uint8 array (299, 299, 3) RGB frame",
                "{'focal': float (normalised focal length), 'distortion': float (xi)}"),
@@ -217,3 +217,13 @@ def predict(kind: str, predictor: Predictor, inputs: list, who: str = "") -> lis
         raise ValueError(f"{who + ': ' if who else ''}the '{kind}' plug-in returned {len(outputs)} outputs "
                          f"for {len(inputs)} inputs; it must return one per input")
     return outputs
+
+
+def resolve_plugin_weights(name: str, who: str = "", path_param: str | None = None) -> str:
+    """Local path of the weights ``name`` of a plug-in model: ``name`` itself when it exists, else
+    ``<models dir>/<name>`` in each model folder; a FileNotFoundError naming every path looked at."""
+    from data_juicer.models.loader import resolve_model_file
+
+    if os.path.exists(os.path.expanduser(name)):
+        return os.path.abspath(os.path.expanduser(name))
+    return resolve_model_file(name, None, who, path_param, packaged=False)

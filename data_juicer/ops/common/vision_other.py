@@ -5,7 +5,14 @@ plug-in models) share: a row's images through the media layer, the device to run
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from data_juicer.utils.constant import Fields
+
+# Data-Juicer's DATA_JUICER_ASSETS_CACHE, the default folder of the files some ops write
+ASSETS_CACHE = Path(os.path.expanduser(os.environ.get("DATA_JUICER_ASSETS_CACHE") or os.path.join(
+    os.environ.get("DATA_JUICER_CACHE_HOME") or os.path.join("~", ".cache", "data_juicer"), "assets")))
 
 
 def row_images(op, samples: dict, i: int) -> dict:
