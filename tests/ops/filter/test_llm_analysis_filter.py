@@ -112,3 +112,19 @@ def test_end_to_end_ledger_records_the_unparsed_sample(llm_server, make_recipe):
     assert "raw response: 'garbage answer'" in entry["message"]
     # 3 first attempts + 1 retry of the broken one; the row-by-row isolation resent nothing
     assert llm_server.stats()["count"] == 4
+
+
+def test_use_cache_rerun_sends_nothing(llm_server, tmp_path):
+    llm_server.respond(ANSWER)
+    job = tmp_path / "work" / "job1"
+
+    def run():
+        op = _op(llm_server, work_dir=str(job))
+        op.use_cache = True  # what the executor sets from the recipe's use_cache
+        return op.compute_stats_batched(_batch("a", "b"))[Fields.stats]
+
+    first = run()
+    assert llm_server.stats()["count"] == 2
+    assert run() == first
+    assert llm_server.stats()["count"] == 2
+    assert (tmp_path / "work" / "llm_cache" / "llm_cache.sqlite").exists()
