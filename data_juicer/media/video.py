@@ -38,7 +38,7 @@ from data_juicer.utils.lazy import require
 __all__ = [
     "VideoError", "open_video", "video_info", "frame_table", "extract_frames_uniformly",
     "uniform_frame_pts", "extract_key_frames", "key_frame_seconds", "extract_frames_by_second",
-    "decode_frames_at", "decode_frames_by_index", "iter_frames", "cut_video", "cut_video_reencode", "run_ffmpeg",
+    "decode_frames_at", "decode_frames_by_index", "iter_frames", "cut_video", "cut_video_reencode", "ffmpeg_filter", "run_ffmpeg",
     "load_row_video_infos", "load_row_video_frames", "row_context",
 ]
 
@@ -504,6 +504,25 @@ def cut_video_reencode(path, out_path: str, start_s: float, end_s: Optional[floa
         if os.path.exists(tmp):
             os.remove(tmp)
     return out_path
+
+
+def _filter_arg(value) -> str:
+    # ffmpeg-python's escaping of filter option values
+    return str(value).replace("\\", "\\\\").replace("'", "\\'").replace("=", "\\=").replace(":", "\\:")
+
+
+def ffmpeg_filter(path, out_path: str, filter_name: str, filter_kwargs: Optional[dict] = None,
+                  global_args: Sequence[str] = ()) -> str:
+    """Write ``path`` through one ffmpeg video filter into ``out_path``, with the command
+    ffmpeg-python builds for Data-Juicer's ``ffmpeg.input(p).filter(name, **kw).output(out)``:
+    ``ffmpeg -i p -filter_complex "[0]name=k=v:...[s0]" -map "[s0]" out`` (only the filtered
+    video stream is mapped, so audio is dropped, as there; the encoder is ffmpeg's default
+    for the extension)."""
+    path = check_video_path(path)
+    opts = ":".join(f"{k}={_filter_arg(v)}" for k, v in sorted((filter_kwargs or {}).items()))
+    graph = f"[0]{filter_name}{'=' + opts if opts else ''}[s0]"
+    return run_ffmpeg(["-i", path, "-filter_complex", graph, "-map", "[s0]", *global_args], out_path,
+                      what=f"ffmpeg filter '{filter_name}' on '{path}'")
 
 
 # -- per-row helpers for ops (sharing through __dj__context__) ---------------------------------
