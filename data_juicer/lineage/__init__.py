@@ -2,8 +2,10 @@
 
 Build a ``Program`` (domains, calls and the primitives expand / reduce / filter / broadcast),
 ``compile()`` it into a ``Plan`` (validated; ``plan.describe()`` prints it), then run it with
-``run_local`` or, on Ray, ``data_juicer.lineage.ray_executor.run_ray``. This package imports no
-Ray; only ``ray_executor`` does. See docs/lineage.md.
+``run_local`` / ``iter_local`` or, on Ray, ``data_juicer.lineage.ray_executor.run_ray`` /
+``iter_ray`` (the ``iter_*`` forms yield each root as it finishes). A parent whose child failed
+is FAILED unless its reduce says otherwise (``on_child_failure``). This package imports no Ray;
+only ``ray_executor`` does. See docs/lineage.md.
 """
 
 from data_juicer.lineage.compiler import Plan, ProgramError, compile_program
@@ -18,10 +20,10 @@ from data_juicer.lineage.failures import (
     RecordFailure,
 )
 from data_juicer.lineage.fanout import FanOutStage
-from data_juicer.lineage.local import run_local
+from data_juicer.lineage.local import LocalRun, iter_local, run_local
 from data_juicer.lineage.model import Call, Domain, EntityKey, Port, Program, Recovery
 from data_juicer.lineage.runtime import Batch, FailureRecord, Finished, LineageResult, LineageRuntime
 
 __all__ = ["Program", "Call", "Recovery", "Domain", "EntityKey", "Port", "Plan", "ProgramError", "compile_program",
            "Outcome", "ChildFailure", "FailureKind", "FailureRecord", "Finished", "RecordFailure", "GroupFailure", "LineageError", "LineageAbort", "LineageDeadlock",
-           "LineageRuntime", "LineageResult", "Batch", "run_local", "FanOutStage"]
+           "LineageRuntime", "LineageResult", "Batch", "run_local", "iter_local", "LocalRun", "FanOutStage"]
