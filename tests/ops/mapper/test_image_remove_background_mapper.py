@@ -91,3 +91,26 @@ def test_missing_image_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("DJ_MODELS_DIR", str(tmp_path / "models"))
     with pytest.raises(FileNotFoundError, match="gone.png"):
         _op().process_batched({"images": [[str(tmp_path / "gone.png")]]})
+
+
+def test_end_to_end_missing_image_goes_to_the_ledger(tmp_path, monkeypatch, make_recipe):
+    import json
+
+    from data_juicer.cli.process import main
+    from tests.conftest import read_jsonl
+    from tests.models.tiny_other_models import build_u2net_onnx
+
+    build_u2net_onnx(str(tmp_path / "models"))
+    monkeypatch.setenv("DJ_MODELS_DIR", str(tmp_path / "models"))
+    imgs = [write_image(str(tmp_path / "in" / f"{k}.png"), 20, 16, seed=k) for k in range(2)]
+    rows = [{"id": "a", "text": "x", "images": [imgs[0]]}, {"id": "bad", "text": "x", "images": [str(tmp_path / "no.png")]},
+            {"id": "b", "text": "x", "images": [imgs[1]]}]
+    recipe = make_recipe(rows, [{OP: {"save_dir": str(tmp_path / "cut")}}])
+    assert main(["--config", recipe]) == 0
+    out = tmp_path / "out"
+    res = read_jsonl(out / "result.jsonl")
+    assert [r["id"] for r in res] == ["a", "b"]
+    assert all(r["images"][0].startswith(str(tmp_path / "cut")) and os.path.exists(r["images"][0]) for r in res)
+    job = [os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))][0]
+    errors = read_jsonl(os.path.join(job, "errors.jsonl"))
+    assert len(errors) == 1 and errors[0]["op"] == OP and "no.png" in json.dumps(errors[0])
