@@ -188,3 +188,17 @@ def test_resume_after_a_crash_creates_no_duplicate_tasks(label_studio, tmp_path)
     assert len(label_studio.tasks(pid)) == 3
     out = [json.loads(x) for x in export.read_text().splitlines()]
     assert [r["chosen"] for r in out] == ["4", "Paris", "blue"]
+
+
+@pytest.mark.slow
+def test_concurrent_workers_of_one_job_share_one_project(label_studio, tmp_path):
+    ops = [build(label_studio, tmp_path) for _ in range(4)]
+    ids = [None] * 4
+
+    def run(i):
+        ids[i] = ops[i].ensure_project()
+
+    threads = [in_background(run, i) for i in range(4)]
+    for t in threads:
+        t.join(60)
+    assert len(set(ids)) == 1 and ids[0] is not None

@@ -21,6 +21,7 @@ The API key comes from ``api_key`` or ``$LABEL_STUDIO_API_KEY``; it is never log
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -126,6 +127,17 @@ class LabelStudioAnnotationMapper(Mapper):
         if self.project_id is not None:
             return self.project_id
         path = self._state_path()
+        if not path:
+            return self._find_or_create(None)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".lock", "w") as lock:  # worker processes of one job agree on one project
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return self._find_or_create(path)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _find_or_create(self, path: Optional[str]) -> int:
         if path and os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 state = json.load(f)
@@ -144,7 +156,6 @@ class LabelStudioAnnotationMapper(Mapper):
         self.project_id = project.id
         logger.info(f"{self.name}: created Label Studio project {title} (id {self.project_id})")
         if path:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path + ".tmp", "w", encoding="utf-8") as f:
                 json.dump({"api_url": self.api_url, "project_id": self.project_id, "title": title}, f)
             os.replace(path + ".tmp", path)
