@@ -95,8 +95,8 @@ class AgentSkillInsightMapper(LLMOpMixin, Mapper):
                 meta[self.insights_key] = []
                 continue
             todo.append(i)
-            msgs.append([{"role": "system", "content": self.system_prompt},
-                         {"role": "user", "content": f"Tools: {', '.join(tools[:30])}\nSkills: {', '.join(skills[:30])}"}])
+            user = f"Tools: {', '.join(tools[:30])}\nSkills: {', '.join(skills[:30])}"
+            msgs.append([{"role": "system", "content": self.system_prompt}, {"role": "user", "content": user}])
         if msgs:
             for i, phrases in zip(todo, self.llm_parse(msgs, split_phrases)):
                 metas[i][self.insights_key] = phrases

@@ -5,7 +5,8 @@ NAME = "dialog_coreference_mapper"
 
 
 def test_prompt_parse_retry(llm_server):  # noqa: F811
-    msgs = check_score_op(llm_server, NAME, "dialog_coreference", "dialog_turn", ['Judge reference resolution', 'pronouns'])
+    msgs = check_score_op(llm_server, NAME, "dialog_coreference", "dialog_turn",
+                          ['Judge reference resolution', 'pronouns'])
     assert "### Current user message\nFour, tonight\n" in msgs[1]["content"]
 
 

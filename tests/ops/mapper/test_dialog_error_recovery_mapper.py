@@ -5,7 +5,8 @@ NAME = "dialog_error_recovery_mapper"
 
 
 def test_prompt_parse_retry(llm_server):  # noqa: F811
-    msgs = check_score_op(llm_server, NAME, "dialog_error_recovery", "dialog_turn", ['give score 5', 'correcting or disputing'])
+    msgs = check_score_op(llm_server, NAME, "dialog_error_recovery", "dialog_turn",
+                          ['give score 5', 'correcting or disputing'])
     assert "### Current user message\nFour, tonight\n" in msgs[1]["content"]
 
 

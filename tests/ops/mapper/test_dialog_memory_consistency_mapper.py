@@ -5,7 +5,8 @@ NAME = "dialog_memory_consistency_mapper"
 
 
 def test_prompt_parse_retry(llm_server):  # noqa: F811
-    msgs = check_score_op(llm_server, NAME, "dialog_memory_consistency", "dialog_turn", ['preferences, constraints and facts'])
+    msgs = check_score_op(llm_server, NAME, "dialog_memory_consistency", "dialog_turn",
+                          ['preferences, constraints and facts'])
     assert "### Current user message\nFour, tonight\n" in msgs[1]["content"]
 
 

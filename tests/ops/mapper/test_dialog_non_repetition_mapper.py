@@ -5,7 +5,8 @@ NAME = "dialog_non_repetition_mapper"
 
 
 def test_prompt_parse_retry(llm_server):  # noqa: F811
-    msgs = check_score_op(llm_server, NAME, "dialog_non_repetition", "dialog_turn", ['rehash', 'new facts'])
+    msgs = check_score_op(llm_server, NAME, "dialog_non_repetition", "dialog_turn",
+                          ['rehash', 'new facts'])
     assert "### Current user message\nFour, tonight\n" in msgs[1]["content"]
 
 

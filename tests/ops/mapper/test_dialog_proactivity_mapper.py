@@ -5,7 +5,8 @@ NAME = "dialog_proactivity_mapper"
 
 
 def test_prompt_parse_retry(llm_server):  # noqa: F811
-    msgs = check_score_op(llm_server, NAME, "dialog_proactivity", "dialog_turn", ['forward in a measured way', 'filler'])
+    msgs = check_score_op(llm_server, NAME, "dialog_proactivity", "dialog_turn",
+                          ['forward in a measured way', 'filler'])
     assert "### Current user message\nFour, tonight\n" in msgs[1]["content"]
 
 

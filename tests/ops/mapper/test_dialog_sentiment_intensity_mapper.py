@@ -8,7 +8,8 @@ NAME = "dialog_sentiment_intensity_mapper"
 
 def test_turns_prompts_parse_retry(llm_server):  # noqa: F811
     check_turn_op(llm_server, NAME, ("情绪分析", "情绪值"), ["情绪分析：neutral\n情绪值：0", "情绪分析：annoyed\n情绪值：-3\n"],
-                  {"dialog_sentiment_intensity": [0, -3], "dialog_sentiment_intensity_analysis": ["neutral", "annoyed"]})
+                  {"dialog_sentiment_intensity": [0, -3],
+                   "dialog_sentiment_intensity_analysis": ["neutral", "annoyed"]})
 
 
 def test_missing_value_is_zero_and_a_non_integer_is_asked_again(llm_server):  # noqa: F811

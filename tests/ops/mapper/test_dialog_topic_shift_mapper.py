@@ -5,7 +5,8 @@ NAME = "dialog_topic_shift_mapper"
 
 
 def test_prompt_parse_retry(llm_server):  # noqa: F811
-    msgs = check_score_op(llm_server, NAME, "dialog_topic_shift", "dialog_turn", ['different topic', 'clean switch'])
+    msgs = check_score_op(llm_server, NAME, "dialog_topic_shift", "dialog_turn",
+                          ['different topic', 'clean switch'])
     assert "### Current user message\nFour, tonight\n" in msgs[1]["content"]
 
 
