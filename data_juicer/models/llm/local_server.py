@@ -35,8 +35,9 @@ from typing import Optional
 class _Batcher:
     """Feeds queued requests to the engine in batches from one worker thread."""
 
-    def __init__(self, engine, max_batch: int):
+    def __init__(self, engine, max_batch: int, gap: float = 0.01, max_wait: float = 0.05):
         self.engine, self.max_batch = engine, max_batch
+        self.gap, self.max_wait = gap, max_wait  # stop gathering after `gap` s without an arrival
         self.q: queue.Queue = queue.Queue()
         self.batch_sizes: list[int] = []
         threading.Thread(target=self._loop, daemon=True).start()
@@ -49,10 +50,11 @@ class _Batcher:
     def _loop(self):
         while True:
             items = [self.q.get()]
-            time.sleep(0.002)  # let concurrent arrivals join this batch
+            deadline = time.monotonic() + self.max_wait
+            # gather the requests arriving together (clients resend as soon as their answers come)
             while len(items) < self.max_batch:
                 try:
-                    items.append(self.q.get_nowait())
+                    items.append(self.q.get(timeout=max(0.0, min(self.gap, deadline - time.monotonic()))))
                 except queue.Empty:
                     break
             self.batch_sizes.append(len(items))
