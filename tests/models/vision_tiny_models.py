@@ -156,6 +156,34 @@ def tiny_blip_captioner(folder, seed: int = 0):
     return _save(model, proc, folder)
 
 
+LLAVA_TEMPLATE = ("{% for m in messages %}USER: {% for c in m['content'] %}{% if c['type'] == 'image' %}<image>"
+                  "{% else %}{{ c['text'] }} {% endif %}{% endfor %}{% endfor %}"
+                  "{% if add_generation_prompt %}ASSISTANT:{% endif %}")
+
+
+def tiny_llava(folder, seed: int = 0):
+    """A LlavaForConditionalGeneration (CLIP vision tower + tiny Llama) with its LlavaProcessor:
+    the MiniLM tokenizer plus an ``<image>`` token and a USER/ASSISTANT chat template."""
+    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+
+    tok = _tokenizer(bos_eos=True)
+    tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    image_id = tok.convert_tokens_to_ids("<image>")
+    cfg = LlavaConfig(
+        vision_config={"model_type": "clip_vision_model", **_vision_config()},
+        text_config={"model_type": "llama", "vocab_size": len(tok), "hidden_size": 32, "intermediate_size": 37,
+                     "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2,
+                     "max_position_embeddings": 128, "bos_token_id": tok.cls_token_id,
+                     "eos_token_id": tok.sep_token_id, "pad_token_id": tok.pad_token_id},
+        image_token_index=image_id, vision_feature_select_strategy="default", vision_feature_layer=-1)
+    ip = CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    proc = LlavaProcessor(image_processor=ip, tokenizer=tok, patch_size=8, vision_feature_select_strategy="default",
+                          chat_template=LLAVA_TEMPLATE, image_token="<image>", num_additional_image_tokens=1)
+    model = _fill(LlavaForConditionalGeneration(cfg), seed)
+    model.generation_config.pad_token_id = tok.pad_token_id
+    return _save(model, proc, folder)
+
+
 def write_images(folder, n: int, seed: int = 0, size=(40, 30)) -> list[str]:
     """``n`` small PNGs of seeded random colour blocks; their paths."""
     import numpy as np
@@ -182,6 +210,7 @@ BUILDERS = {
     "amrul-hzz/watermark_detector": lambda f: tiny_vit_classifier(f, labels=("clean", "watermark"), seed=1),
     "Salesforce/blip-itm-base-coco": lambda f: tiny_blip_itm(f),
     "tiny/blip-image-captioning": lambda f: tiny_blip_captioner(f),
+    "tiny/llava": lambda f: tiny_llava(f),
 }
 
 

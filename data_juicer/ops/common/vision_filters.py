@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.vision import ANY_OR_ALL, check_choice, keep_by, load_images, split_by_counts
-from data_juicer.utils.constant import Fields
+from data_juicer.utils.constant import Fields, InterVars
 
 
 class ImageModelFilter(Filter):
@@ -19,6 +19,7 @@ class ImageModelFilter(Filter):
     modality = "image"
     requires = ("torch", "transformers", "pillow")
     uses_model = True
+    uses = (InterVars.loaded_images,)  # a fused pass decodes each image once for all these ops
     stat_key: ClassVar[str] = ""
     default_memory: ClassVar[str] = "1GB"
 
@@ -35,7 +36,7 @@ class ImageModelFilter(Filter):
     def bounds(self) -> tuple:
         return self.min_score, self.max_score
 
-    def compute_stats_batched(self, samples):
+    def compute_stats_batched(self, samples, context=False):
         stats = samples[Fields.stats]
         key = self.stat_key
         col = samples.get(self.image_key)
@@ -89,6 +90,7 @@ class VideoFrameModelFilter(ImageModelFilter):
 
     modality = "video"
     requires = ("torch", "transformers", "pillow", "av")
+    uses = (InterVars.loaded_videos, InterVars.sampled_frames)
     frame_field = None
 
     def setup_video(self, frame_sampling_method, frame_num, reduce_mode, any_or_all, kwargs) -> dict:
@@ -102,7 +104,7 @@ class VideoFrameModelFilter(ImageModelFilter):
         self.reduce_mode = reduce_mode
         return self.setup(any_or_all, kwargs)
 
-    def compute_stats_batched(self, samples):
+    def compute_stats_batched(self, samples, context=False):
         from data_juicer.ops.common.vision import reduce_scores
 
         stats = samples[Fields.stats]

@@ -7,7 +7,7 @@ from data_juicer.models.vision_scores import clip_image_embeds
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.vision import ANY_OR_ALL, ModelChecks, check_choice, keep_by, load_images
 from data_juicer.ops.registry import OPERATORS
-from data_juicer.utils.constant import Fields, StatsKeys
+from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
 
 @OPERATORS.register_module("image_pair_similarity_filter")
@@ -23,6 +23,7 @@ class ImagePairSimilarityFilter(ModelChecks, Filter):
     modality = "image"
     requires = ("torch", "transformers", "pillow")
     uses_model = True
+    uses = (InterVars.loaded_images,)
     model_params = {"hf_clip": "openai/clip-vit-base-patch32"}
 
     def __init__(
@@ -51,7 +52,7 @@ class ImagePairSimilarityFilter(ModelChecks, Filter):
         self.any = any_or_all == "any"
         check_vision_model(hf_clip, who=self.name)
 
-    def compute_stats_batched(self, samples):
+    def compute_stats_batched(self, samples, context=False):
         stats = samples[Fields.stats]
         key = StatsKeys.image_pair_similarity
         col = samples.get(self.image_key)

@@ -5,7 +5,7 @@ from data_juicer.ops.common.special_tokens import special_tokens
 from data_juicer.ops.common.vision import (ANY_OR_ALL, ModelChecks, REDUCE_MODES, check_choice, flip, keep_by, load_images,
                                            reduce_scores, text_media_chunks)
 from data_juicer.ops.registry import OPERATORS
-from data_juicer.utils.constant import Fields, StatsKeys
+from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
 
 @OPERATORS.register_module("image_text_similarity_filter")
@@ -24,6 +24,7 @@ class ImageTextSimilarityFilter(ModelChecks, Filter):
     modality = "multimodal"
     requires = ("torch", "transformers", "pillow")
     uses_model = True
+    uses = (InterVars.loaded_images,)
     model_params = {"hf_clip": "openai/clip-vit-base-patch32"}
 
     def __init__(
@@ -62,7 +63,7 @@ class ImageTextSimilarityFilter(ModelChecks, Filter):
         self.reduce_mode = reduce_mode
         check_vision_model(hf_clip, who=self.name)
 
-    def compute_stats_batched(self, samples):
+    def compute_stats_batched(self, samples, context=False):
         stats = samples[Fields.stats]
         key = StatsKeys.image_text_similarity
         col = samples.get(self.image_key)

@@ -7,7 +7,7 @@ from data_juicer.ops.common.special_tokens import special_tokens
 from data_juicer.ops.common.vision import (ANY_OR_ALL, FRAME_SAMPLING, REDUCE_MODES, ModelChecks, check_choice, flip,
                                            keep_by, reduce_scores, text_media_chunks)
 from data_juicer.ops.registry import OPERATORS
-from data_juicer.utils.constant import Fields, StatsKeys
+from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
 
 @OPERATORS.register_module("video_frames_text_similarity_filter")
@@ -25,6 +25,7 @@ class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
     modality = "multimodal"
     requires = ("torch", "transformers", "pillow", "av")
     uses_model = True
+    uses = (InterVars.loaded_videos, InterVars.sampled_frames)
     model_params = {"hf_clip": "openai/clip-vit-base-patch32"}
 
     def __init__(
@@ -70,7 +71,7 @@ class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
         self.reduce_mode = reduce_mode
         check_vision_model(hf_clip, who=self.name)
 
-    def compute_stats_batched(self, samples):
+    def compute_stats_batched(self, samples, context=False):
         from data_juicer.media.video import load_row_video_frames
 
         stats = samples[Fields.stats]

@@ -11,6 +11,7 @@ from data_juicer.ops.common.fan_out import expand_rows
 from data_juicer.ops.common.special_tokens import remove_special_tokens, special_tokens
 from data_juicer.ops.common.vision import ModelChecks, check_choice, load_images
 from data_juicer.ops.registry import OPERATORS
+from data_juicer.utils.constant import InterVars
 
 
 @OPERATORS.register_module("image_captioning_mapper")
@@ -31,6 +32,7 @@ class ImageCaptioningMapper(ModelChecks, Mapper):
     requires = ("torch", "transformers", "pillow")
     uses_model = True
     fan_out = True
+    uses = (InterVars.loaded_images,)
     model_params = {"hf_img2seq": "Salesforce/blip2-opt-2.7b"}
 
     def __init__(
