@@ -164,6 +164,8 @@ def iter_ray(plan: Plan, roots: Iterable[dict], **options) -> Iterator[Finished]
     :param max_active_input_batches: input batches admitted and not yet complete at once
     :param slots_per_replica: batches queued per actor (2 keeps an actor busy while the driver reports)
     :param stall_timeout_s: no report for this long raises ``LineageDeadlock`` with the counters
+    :param fresh_queued: a batch that will wait behind another at a busy replica takes only parents
+        with nothing in flight for that call, so a failing parent has few siblings already sent
 
     The generator's ``.result`` (on the ``RayRun`` it returns) is the ``LineageResult`` once it is
     exhausted. Breaking out of the loop stops the run and frees its actors."""
@@ -175,7 +177,8 @@ class RayRun:
 
     def __init__(self, plan: Plan, roots: Iterable[dict], *, order: str = "completion", window: int = 1024,
                  clock: Callable[[], float] = time.time, input_batch_size: int = 256,
-                 max_active_input_batches: int = 4, slots_per_replica: int = 2, stall_timeout_s: float = 600.0):
+                 max_active_input_batches: int = 4, slots_per_replica: int = 2, stall_timeout_s: float = 600.0,
+                 fresh_queued: bool = True):
         if order not in ("completion", "input"):
             raise ValueError(f"order must be 'completion' or 'input', got {order!r}")
         if window < 1:
@@ -183,6 +186,7 @@ class RayRun:
         self.plan, self.roots, self.order, self.window, self.clock = plan, roots, order, window, clock
         self.input_batch_size, self.max_active = input_batch_size, max_active_input_batches
         self.slots, self.stall_timeout_s = slots_per_replica, stall_timeout_s
+        self.fresh_queued = fresh_queued
         self.result: Optional[LineageResult] = None
         self._gen = self._run()
 
@@ -263,7 +267,7 @@ class RayRun:
                         continue
                     pool = pools[call]
                     while (slot := pool.free()) is not None:
-                        batch = rt.next_batch(call)
+                        batch = rt.next_batch(call, queued=self.fresh_queued and pool.load[slot] > 0)
                         if batch is None:
                             break
                         in_flight[pool.submit(slot, batch)] = (batch, pool, slot)

@@ -270,25 +270,34 @@ class LineageRuntime:
     def has_ready(self) -> bool:
         return any(len(q) for q in self.queues.values())
 
-    def next_batch(self, call: str) -> Optional[Batch]:
+    def next_batch(self, call: str, queued: bool = False) -> Optional[Batch]:
+        """The call's next physical batch, or None.
+
+        ``queued=True``: the batch will wait behind another one at a busy replica. It then takes
+        no item of a parent that already has items in flight for this call: if that parent
+        fails, the batches already sent hold as few of its siblings as they can."""
         q, items = self.queues[call], self.items
         node = self.call_nodes[call]
         cap, inflight = self._caps[call], self._inflight
         room = None
-        if cap:
+        if cap or queued:
             taken: dict[tuple, int] = {}
+            limit = cap or float("inf")
 
             def room(k: EntityKey) -> bool:
                 if len(k.path) == 1:
                     return True  # roots have no siblings to waste
                 pp = k.path[:-1]
-                n = inflight.get((call, pp), 0) + taken.get(pp, 0)
-                if n >= cap:
+                busy = inflight.get((call, pp), 0)
+                if queued and busy:
+                    return False
+                n = busy + taken.get(pp, 0)
+                if n >= limit:
                     return False
                 taken[pp] = taken.get(pp, 0) + 1
                 return True
         while len(q):
-            if cap:
+            if room is not None:
                 taken.clear()
             keys = q.pop_batch(lambda k: items[(call, k)].state is ItemState.READY, room)
             if not keys:

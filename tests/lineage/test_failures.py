@@ -207,3 +207,13 @@ def test_capped_single_policy_takes_the_next_parent_with_room():
     assert [k.path for k in rt.next_batch("s").keys] == [(0, 0), (0, 1)]
     assert [k.path for k in rt.next_batch("s").keys] == [(1, 0)]
     assert rt.next_batch("s") is None
+
+
+def test_a_batch_that_will_wait_at_a_busy_replica_takes_no_parent_already_in_flight():
+    rt = LineageRuntime(program(batch_size=2, cap=0))
+    rt.add_root({"items": [0, 1, 2, 3]})
+    rt.add_root({"items": [4, 5, 6]})
+    assert [k.path for k in rt.next_batch("s").keys] == [(0, 0), (0, 1)]
+    assert [k.path for k in rt.next_batch("s", queued=True).keys] == [(1, 0), (1, 1)]
+    assert rt.next_batch("s", queued=True) is None  # both parents are in flight
+    assert [k.path for k in rt.next_batch("s").keys] == [(0, 2), (0, 3)]  # an idle replica takes them
