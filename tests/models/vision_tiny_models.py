@@ -184,6 +184,17 @@ def tiny_llava(folder, seed: int = 0):
     return _save(model, proc, folder)
 
 
+def tiny_ast(folder, labels=("Speech", "Music", "Sine wave"), seed: int = 0):
+    """An ASTForAudioClassification over ``labels`` with its ASTFeatureExtractor (16 mel bins, 100 frames)."""
+    from transformers import ASTConfig, ASTFeatureExtractor, ASTForAudioClassification
+
+    cfg = ASTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
+                    num_mel_bins=16, max_length=100, num_labels=len(labels), id2label=dict(enumerate(labels)),
+                    label2id={lab: i for i, lab in enumerate(labels)})
+    fe = ASTFeatureExtractor(num_mel_bins=16, max_length=100)
+    return _save(_fill(ASTForAudioClassification(cfg), seed), fe, folder)
+
+
 def write_images(folder, n: int, seed: int = 0, size=(40, 30)) -> list[str]:
     """``n`` small PNGs of seeded random colour blocks; their paths."""
     import numpy as np
@@ -211,6 +222,7 @@ BUILDERS = {
     "Salesforce/blip-itm-base-coco": lambda f: tiny_blip_itm(f),
     "tiny/blip-image-captioning": lambda f: tiny_blip_captioner(f),
     "tiny/llava": lambda f: tiny_llava(f),
+    "MIT/ast-finetuned-audioset-10-10-0.4593": lambda f: tiny_ast(f),
 }
 
 
