@@ -149,3 +149,41 @@ def load_easyocr_detector(languages: list[str], device: str = "cpu", who: str = 
         return reader
 
     return load_once(("easyocr_detector", path, tuple(languages), device), build, owner=who or None)
+
+
+# -- ptlflow --------------------------------------------------------------------------------
+def resolve_ptlflow_ckpt(model_name: str, ckpt_path: str, who: str = "") -> str:
+    """Local checkpoint of ptlflow model ``model_name``: ``ckpt_path`` when it is a file, else the file
+    ptlflow would download for the pretrained name ``ckpt_path`` (e.g. ``things``), by its file name,
+    in the model folders and torch hub's checkpoint folder (where ptlflow caches it)."""
+    if os.path.isfile(os.path.expanduser(ckpt_path)):
+        return os.path.abspath(os.path.expanduser(ckpt_path))
+    ptlflow = require("ptlflow", who=who)
+    try:
+        ref = ptlflow.get_model_reference(model_name)
+    except Exception as e:  # ptlflow raises ValueError for an unknown name
+        raise ValueError(f"{who + ': ' if who else ''}unknown ptlflow model '{model_name}' ({e})") from e
+    url = getattr(ref, "pretrained_checkpoints", {}).get(ckpt_path)
+    if url is None:
+        names = ", ".join(getattr(ref, "pretrained_checkpoints", {})) or "none"
+        raise FileNotFoundError(f"{who + ': ' if who else ''}ckpt_path '{ckpt_path}' is neither a file nor a "
+                                f"pretrained checkpoint name of ptlflow model '{model_name}' (names: {names})")
+    return find_model_file(os.path.basename(url), [_torch_hub_checkpoints()], who,
+                           what=f"ptlflow {model_name} checkpoint '{ckpt_path}'",
+                           hint=f" (ptlflow's file for {url}), or give its path as ckpt_path")
+
+
+def load_ptlflow(model_name: str, ckpt_path: str, args: Any = None, device: str = "cpu", who: str = "") -> Any:
+    """``ptlflow.get_model(model_name, ckpt_path=<local file>, args=args)`` in eval mode on ``device``."""
+    path = resolve_ptlflow_ckpt(model_name, ckpt_path, who)
+
+    def build():
+        ptlflow = require("ptlflow", who=who)
+        try:
+            model = ptlflow.get_model(model_name, ckpt_path=path, args=args)
+        except (RuntimeError, KeyError, OSError) as e:
+            raise ValueError(f"{who + ': ' if who else ''}{path} is not a valid ptlflow {model_name} checkpoint "
+                             f"({type(e).__name__}: {e}); replace the file") from e
+        return model.to(device).eval()
+
+    return load_once(("ptlflow", model_name, path, repr(args), device), build, owner=who or None)
