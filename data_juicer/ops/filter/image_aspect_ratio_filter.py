@@ -31,8 +31,8 @@ class ImageAspectRatioFilter(Filter):
         for i, stat in enumerate(samples[Fields.stats]):
             if StatsKeys.aspect_ratios in stat:
                 continue
-            paths = samples[self.image_key][i] or []
-            images = load_row_images(self, samples, i)
+            paths = (samples[self.image_key][i] if self.image_key in samples else None) or []
+            images = load_row_images(self, samples, i) if paths else {}
             stat[StatsKeys.aspect_ratios] = [images[p].width / images[p].height for p in paths]
         return samples
 

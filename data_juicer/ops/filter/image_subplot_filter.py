@@ -57,7 +57,7 @@ class ImageSubplotFilter(Filter):
         for i, stat in enumerate(samples[Fields.stats]):
             if StatsKeys.image_subplot_confidence in stat:
                 continue
-            paths = samples[self.image_key][i] or []
+            paths = (samples[self.image_key][i] if self.image_key in samples else None) or []
             images = load_row_images(self, samples, i) if paths else {}
             scores = []
             for p in paths:

@@ -64,6 +64,8 @@ class AudioAddGaussianNoiseMapper(Mapper):
 
     def process_batched(self, samples):
         sf = require("soundfile", who=self.name)
+        if self.audio_key not in samples:  # no media column: nothing to rewrite
+            return samples
         n = len(samples[self.audio_key])
         sources = [None] * n
         for i in range(n):

@@ -86,6 +86,8 @@ class AudioFFmpegWrappedMapper(Mapper):
         return out
 
     def process_batched(self, samples):
+        if self.audio_key not in samples:  # no media column: nothing to rewrite
+            return samples
         n = len(samples[self.audio_key])
         sources = [None] * n
         for i in range(n):

@@ -87,6 +87,8 @@ class ImageBlurMapper(Mapper):
         return int.from_bytes(seed[:8], "big") / 2 ** 64
 
     def process_batched(self, samples):
+        if self.image_key not in samples:  # no media column: nothing to rewrite
+            return samples
         n = len(samples[self.image_key])
         sources = [None] * n
         for i in range(n):

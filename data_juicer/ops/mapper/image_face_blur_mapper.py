@@ -56,6 +56,8 @@ class ImageFaceBlurMapper(Mapper):
         return out
 
     def process_batched(self, samples):
+        if self.image_key not in samples:  # no media column: nothing to rewrite
+            return samples
         n = len(samples[self.image_key])
         sources = [None] * n
         cascade = None
