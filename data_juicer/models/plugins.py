@@ -99,9 +99,10 @@ PLUGIN_KINDS: dict[str, PluginKind] = {k.kind: k for k in (
     PluginKind("human_tracks", "a face/body detector + tracker (Light-ASD's S3FD pipeline)",
                "{'frames': uint8 array (T, H, W, 3) RGB, 'fps': float}",
                "list of tracks: {'frames': [int], 'bboxes': [[x1, y1, x2, y2]]}"),
-    PluginKind("mmpose", "an MMPose inferencer (mmpose + mmcv, not installable here)",
-               "uint8 array (H, W, 3) BGR image",
-               "list of per-person dicts: {'keypoints': (K, 2), 'keypoint_scores': (K,), 'bbox': [x1, y1, x2, y2]}"),
+    PluginKind("mmpose", "an MMPose/MMDeploy pose model (mmpose + mmcv: mmcv has no wheel for this torch)",
+               "uint8 array (H, W, 3) BGR image; the factory also gets deploy_cfg, model_cfg, model_files",
+               "{'keypoints': (N, K, 2), 'keypoint_scores': (N, K), 'bboxes': (N, 4), 'bbox_scores': (N,), "
+               "'keypoint_names': [K names]}"),
 )}
 
 _REGISTRY: dict[str, Factory] = {}
