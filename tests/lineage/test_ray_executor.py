@@ -99,7 +99,7 @@ def test_queued_siblings_are_withdrawn_from_the_driver_and_skipped_by_the_replic
 
     # parent 0: 20 children, child 0 poisoned; 3 batches of 4 sent to the one replica at once
     roots = [{"items": ["p"] + list(range(1, 20))}, {"items": [1, 2]}]
-    res = run_ray(slow_program(0.3), roots, slots_per_replica=3)
+    res = run_ray(slow_program(0.3), roots, slots_per_replica=3, fresh_queued=False)
     assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT] and res.values("scores")[1] == [2, 4]
     c = res.counters["score"]
     # batch 1 ran (the trigger and 3 siblings); batches 2 and 3 were skipped on the replica (the
@@ -108,10 +108,21 @@ def test_queued_siblings_are_withdrawn_from_the_driver_and_skipped_by_the_replic
     assert (c.items, c.skipped, c.computed, c.never_dispatched, c.doomed) == (14, 8, 6, 8, 11), c
     # a RecordFailure fails the parent on the driver: the withdrawal message reaches batch 3
     roots = [{"items": ["r"] + list(range(1, 20))}, {"items": [1, 2]}]
-    res = run_ray(slow_program(1.0), roots, slots_per_replica=3)
+    res = run_ray(slow_program(1.0), roots, slots_per_replica=3, fresh_queued=False)
     c = res.counters["score"]
     assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT]
     assert c.skipped >= 4 and c.computed <= 10 and res.extra["withdrawals_sent"] >= 8, c
+
+
+def test_by_default_batches_queued_at_a_busy_replica_hold_no_parent_in_flight(local_ray):
+    from data_juicer.lineage.ray_executor import run_ray
+
+    roots = [{"items": ["p"] + list(range(1, 20))}, {"items": [1, 2]}]
+    res = run_ray(slow_program(0.3), roots, slots_per_replica=3)
+    c = res.counters["score"]
+    # parent 0's siblings leave the driver only in batches for an idle replica: one batch here
+    assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT]
+    assert (c.items, c.computed, c.skipped) == (6, 6, 0), c
 
 
 def test_iter_ray_streams_parents_as_they_finish_on_the_callers_clock(local_ray):
