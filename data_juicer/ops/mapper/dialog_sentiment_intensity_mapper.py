@@ -52,11 +52,13 @@ class DialogSentimentIntensityMapper(DialogTurnLLMMapper):
     LANG_NOTE = dict(LANG_NOTE, zh="\n\n【输出语言】「情绪分析」之后请用简体中文，「情绪值」之后只写整数。")
 
     def __init__(self, api_model: str = "gpt-4o", max_round: int = 10, *,
-                 intensities_key: str = MetaKeys.dialog_sentiment_intensity,
-                 analysis_key: str = MetaKeys.dialog_sentiment_intensity_analysis,
+                 intensities_key: Optional[str] = MetaKeys.dialog_sentiment_intensity,
+                 analysis_key: Optional[str] = MetaKeys.dialog_sentiment_intensity_analysis,
                  intensity_template: Optional[str] = None, intensity_pattern: Optional[str] = None, **kwargs):
+        # Data-Juicer's published config_all.yaml passes null for both: null means the default key
+        analysis_key = analysis_key or MetaKeys.dialog_sentiment_intensity_analysis
         super().__init__(api_model, max_round, analysis_key=analysis_key, **kwargs)
-        self.intensities_key = self.value_key = intensities_key
+        self.intensities_key = self.value_key = intensities_key or MetaKeys.dialog_sentiment_intensity
         self.intensity_template = self.value_template = intensity_template or self.DEFAULT_INTENSITY_TEMPLATE
         self.intensity_pattern = self.value_pattern = intensity_pattern or self.DEFAULT_INTENSITY_PATTERN
 
