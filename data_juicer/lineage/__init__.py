@@ -25,5 +25,6 @@ from data_juicer.lineage.model import Call, Domain, EntityKey, Port, Program, Re
 from data_juicer.lineage.runtime import Batch, FailureRecord, Finished, LineageResult, LineageRuntime
 
 __all__ = ["Program", "Call", "Recovery", "Domain", "EntityKey", "Port", "Plan", "ProgramError", "compile_program",
-           "Outcome", "ChildFailure", "FailureKind", "FailureRecord", "Finished", "RecordFailure", "GroupFailure", "LineageError", "LineageAbort", "LineageDeadlock",
+           "Outcome", "ChildFailure", "FailureKind", "FailureRecord", "Finished", "RecordFailure", "GroupFailure",
+           "LineageError", "LineageAbort", "LineageDeadlock",
            "LineageRuntime", "LineageResult", "Batch", "run_local", "iter_local", "LocalRun", "FanOutStage"]

@@ -79,7 +79,8 @@ class Plan:
                 cpu = cpus.get(n.out, c.num_cpus)
                 cpu = "auto" if cpu is None else f"{cpu:.3g}"
                 setup = c.describe_setup()
-                lines.append(f"    {c.name:<{nw}}  {c.replicas} x ({cpu} CPU, {c.num_gpus:g} GPU)  batch {c.batch_size} "
+                lines.append(f"    {c.name:<{nw}}  {c.replicas} x ({cpu} CPU, {c.num_gpus:g} GPU)  "
+                             f"batch {c.batch_size} "
                              f"({c.policy} parent)" + (f"  setup {setup}" if setup else ""))
         return "\n".join(lines)
 
@@ -94,8 +95,9 @@ class Plan:
         need_gpu = sum(n.call.num_gpus * n.call.replicas for n in calls)
         share = min(1.0, (cpus - fixed) / auto) if auto else 0.0
         if fixed > cpus or (auto and share < 0.01) or need_gpu > gpus:
-            parts = ", ".join(f"{n.call.name} {n.call.replicas}x({'auto' if n.call.num_cpus is None else n.call.num_cpus}"
-                              f" CPU, {n.call.num_gpus:g} GPU)" for n in calls)
+            parts = ", ".join(f"{n.call.name} {n.call.replicas}x("
+                              f"{'auto' if n.call.num_cpus is None else n.call.num_cpus} CPU, {n.call.num_gpus:g} GPU)"
+                              for n in calls)
             raise ValueError(f"the lineage calls' actor pools need more than the Ray cluster has ({cpus:g} CPUs, "
                              f"{gpus:g} GPUs): {parts}. Lower num_cpus/num_gpus or replicas, or add resources")
         return {n.out: n.call.num_cpus if n.call.num_cpus is not None else share for n in calls}
