@@ -143,8 +143,45 @@ def _aesthetics_for(name: str, folder: str):
     return aesthetics_class(aesthetics_variant_of(name, folder))
 
 
+def age_gender_class():
+    """audEERING's wav2vec2 age/gender model (``audeering/wav2vec2-large-robust-24-ft-age-gender``):
+    wav2vec2, mean-pooled, then an age head (1 value, 0-1 = 0-100 years) and a gender head
+    (softmax over female, male, child), with the module names of its checkpoint."""
+    if "age_gender" in _ARCH_CACHE:
+        return _ARCH_CACHE["age_gender"]
+    torch = require("torch")
+    transformers = require("transformers")
+    nn = torch.nn
+
+    class ModelHead(nn.Module):
+        def __init__(self, config, num_labels):
+            super().__init__()
+            self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+            self.dropout = nn.Dropout(config.final_dropout)
+            self.out_proj = nn.Linear(config.hidden_size, num_labels)
+
+        def forward(self, x):
+            return self.out_proj(self.dropout(torch.tanh(self.dense(self.dropout(x)))))
+
+    class AgeGenderModel(transformers.Wav2Vec2PreTrainedModel):
+        def __init__(self, config):
+            super().__init__(config)
+            self.wav2vec2 = transformers.Wav2Vec2Model(config)
+            self.age = ModelHead(config, 1)
+            self.gender = ModelHead(config, 3)
+            self.post_init()
+
+        def forward(self, input_values, **kwargs):
+            hidden = self.wav2vec2(input_values)[0].mean(dim=1)
+            return hidden, self.age(hidden), torch.softmax(self.gender(hidden), dim=1)
+
+    _ARCH_CACHE["age_gender"] = AgeGenderModel
+    return AgeGenderModel
+
+
 # architecture name -> f(model name, folder) -> model class
-ARCHITECTURES: dict[str, Callable[[str, str], Any]] = {"aesthetics": _aesthetics_for}
+ARCHITECTURES: dict[str, Callable[[str, str], Any]] = {"aesthetics": _aesthetics_for,
+                                                       "wav2vec2_age_gender": lambda name, folder: age_gender_class()}
 
 
 # -- loading --------------------------------------------------------------------------------

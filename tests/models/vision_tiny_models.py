@@ -195,6 +195,22 @@ def tiny_ast(folder, labels=("Speech", "Music", "Sine wave"), seed: int = 0):
     return _save(_fill(ASTForAudioClassification(cfg), seed), fe, folder)
 
 
+def tiny_age_gender(folder, seed: int = 0):
+    """audEERING's wav2vec2 age/gender architecture (``data_juicer.models.vision.age_gender_class``), tiny."""
+    from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor
+
+    from data_juicer.models.vision import age_gender_class
+
+    cls = age_gender_class()
+    cfg = Wav2Vec2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37,
+                         conv_dim=(32, 32), conv_kernel=(10, 3), conv_stride=(5, 2), num_conv_pos_embeddings=16,
+                         num_conv_pos_embedding_groups=2, feat_extract_norm="layer", do_stable_layer_norm=True)
+    model = cls(cfg)
+    model.config.architectures = ["AgeGenderModel"]
+    fe = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, do_normalize=True, return_attention_mask=True)
+    return _save(_fill(model, seed, std=0.1), fe, folder)
+
+
 def write_images(folder, n: int, seed: int = 0, size=(40, 30)) -> list[str]:
     """``n`` small PNGs of seeded random colour blocks; their paths."""
     import numpy as np
@@ -223,6 +239,7 @@ BUILDERS = {
     "tiny/blip-image-captioning": lambda f: tiny_blip_captioner(f),
     "tiny/llava": lambda f: tiny_llava(f),
     "MIT/ast-finetuned-audioset-10-10-0.4593": lambda f: tiny_ast(f),
+    "audeering/wav2vec2-large-robust-24-ft-age-gender": lambda f: tiny_age_gender(f),
 }
 
 
