@@ -213,16 +213,12 @@ def load_model_engine(model: str, threads: int, max_tokens: int, max_batch: int,
     torch.set_num_threads(threads)
     if model == "tiny":
         model = build_tiny_chat_model(os.path.join(work, "tiny-chat-model"))
-    elif model == "smollm2":
-        from data_juicer.models.llm.smollm import smollm2_folder
-
-        model = smollm2_folder(os.path.join(work, "smollm2-135m"))
     return load_engine(model, default_max_tokens=max_tokens, max_batch=max_batch)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default="tiny", help="a model folder, 'tiny' (seeded random) or 'smollm2'")
+    ap.add_argument("--model", default="tiny", help="a Hugging Face model folder, or 'tiny' (seeded random)")
     ap.add_argument("--served-name", default="tiny-llm")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8000)
