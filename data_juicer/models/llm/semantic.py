@@ -20,7 +20,8 @@ EXTRACT_SYSTEM = ("You extract information precisely. From the input, pull out t
 _EXTRACT_BODY = "# Input\n{input_text}\n\n# Fields to extract (output key: what to extract)\n{instructions}\n\n"
 _EXTRACT_TAIL = {
     InferenceStrategy.DIRECT: "# Output\nOne JSON object with these keys, no explanation.",
-    InferenceStrategy.COT: "# Output\nThink through each field step by step, then give one JSON object with these keys.",
+    InferenceStrategy.COT: "# Output\nThink through each field step by step, then give one JSON object with "
+                           "these keys.",
     InferenceStrategy.FEW_SHOT: "# Output\nOne JSON object with these keys, no explanation.",
     InferenceStrategy.COT_SHOT: "# Output\nFollowing the examples, think through each field step by step, then give "
                                 "one JSON object with these keys.",

@@ -33,7 +33,8 @@ def test_scores_tags_record_and_prompt(llm_server):
     (req,) = llm_server.requests()
     assert req["model"] == "tiny-llm"
     assert req["messages"][0] == {"role": "system", "content": LLMAnalysisFilter.DEFAULT_SYSTEM_PROMPT}
-    assert req["messages"][1] == {"role": "user", "content": "# Data\n'''\n**Text**\nhello world\n'''\n\n# Response\njson\n"}
+    assert req["messages"][1] == {"role": "user",
+                                  "content": "# Data\n'''\n**Text**\nhello world\n'''\n\n# Response\njson\n"}
 
 
 def test_several_fields_and_own_templates(llm_server):

@@ -8,5 +8,6 @@ def test_response_only_and_custom_pattern(llm_server):
     assert op.process_batched({"text": ["t"], "query": ["q"], "response": ["a"]})["response"] == ["新回答"]
     llm_server.reset()
     llm_server.respond("A: x B: final")
-    custom = CalibrateResponseMapper(api_model="tiny-llm", output_pattern=r"A: (\w+) B: (\w+)", **api_params(llm_server))
+    custom = CalibrateResponseMapper(api_model="tiny-llm", output_pattern=r"A: (\w+) B: (\w+)",
+                                     **api_params(llm_server))
     assert custom.process_batched({"text": ["t"], "query": ["q"], "response": ["a"]})["response"] == ["final"]

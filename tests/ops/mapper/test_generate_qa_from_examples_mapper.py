@@ -18,7 +18,8 @@ def test_generates_and_filters_by_similarity(llm_server, tmp_path):
     op = GenerateQAFromExamplesMapper(hf_model="tiny-llm", seed_file=_seed(tmp_path), example_num=1,
                                       **api_params(llm_server))
     out = op.process_batched({"text": ["x"]})
-    assert out["query"] == ["how tall is everest"] and out["response"] == ["about 8849 metres"] and out["history"] == [[]]
+    assert out["query"] == ["how tall is everest"] and out["response"] == ["about 8849 metres"]
+    assert out["history"] == [[]]
     assert "【问题】\nwhat is one plus one\n【回答】\ntwo\n" in llm_server.requests()[0]["messages"][1]["content"]
     llm_server.reset()
     llm_server.respond("【问题】what is one plus one【回答】two")  # a copy of the seed: discarded

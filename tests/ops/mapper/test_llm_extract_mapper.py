@@ -19,7 +19,8 @@ def test_extracts_into_meta_with_usage(llm_server):
     assert meta[1] == {"llm_extract": {"city": None, "year": None}}
     (req,) = llm_server.requests()
     user = req["messages"][1]["content"]
-    assert user.startswith("# Background / grounding\nKG\n\n# Input\ntext: The tower opened in 1889 in Paris.\ntitle: T")
+    assert user.startswith("# Background / grounding\nKG\n\n# Input\n"
+                           "text: The tower opened in 1889 in Paris.\ntitle: T")
     assert "- city: the city named\n- year: the year" in user
 
 
