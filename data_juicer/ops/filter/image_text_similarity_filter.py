@@ -2,8 +2,8 @@ from data_juicer.models.vision import check_vision_model, load_vision_model, op_
 from data_juicer.models.vision_scores import clip_image_embeds, clip_logit_scale, clip_text_embeds
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.special_tokens import special_tokens
-from data_juicer.ops.common.vision import (ANY_OR_ALL, ModelChecks, REDUCE_MODES, check_choice, flip, keep_by, load_images,
-                                           reduce_scores, text_media_chunks)
+from data_juicer.ops.common.vision import (ANY_OR_ALL, REDUCE_MODES, ModelChecks, check_choice, flip, keep_by,
+                                           load_images, reduce_scores, text_media_chunks)
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 

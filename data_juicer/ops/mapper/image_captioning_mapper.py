@@ -102,7 +102,8 @@ class ImageCaptioningMapper(ModelChecks, Mapper):
         if not images:
             return samples if self.keep_original_sample else {key: [] for key in samples}
         model, proc = load_vision_model(self.hf_img2seq, who=self.name, device=op_device(self),
-                                        trust_remote_code=self.trust_remote_code, fallback_class="AutoModelForVision2Seq")
+                                        trust_remote_code=self.trust_remote_code,
+                                        fallback_class="AutoModelForVision2Seq")
         if getattr(model.config, "model_type", "") == "blip-2":
             model.config.image_token_index = 50265  # as Data-Juicer sets it for BLIP-2 OPT
         caps = generate_captions(model, proc, images, prompts if any(p is not None for p in prompts) else None,

@@ -20,7 +20,8 @@ def test_bad_params_are_rejected(no_models, params, needle):
 def test_missing_model_names_every_path(no_models):
     with pytest.raises(FileNotFoundError) as e:
         OPERATORS.get(NAME)()
-    assert f"looked at: {no_models}/{MODEL}" in str(e.value) and "needed by image_text_similarity_filter" in str(e.value)
+    assert f"looked at: {no_models}/{MODEL}" in str(e.value)
+    assert "needed by image_text_similarity_filter" in str(e.value)
 
 
 def test_chunks_pair_texts_with_their_images():

@@ -12,7 +12,8 @@ MODEL = "MIT/ast-finetuned-audioset-10-10-0.4593"
 def test_missing_model_names_every_path(no_models):
     with pytest.raises(FileNotFoundError) as e:
         OPERATORS.get(NAME)()
-    assert f"looked at: {no_models}/{MODEL}" in str(e.value) and "needed by video_tagging_from_audio_mapper" in str(e.value)
+    assert f"looked at: {no_models}/{MODEL}" in str(e.value)
+    assert "needed by video_tagging_from_audio_mapper" in str(e.value)
 
 
 @pytest.mark.slow
