@@ -15,11 +15,10 @@ from data_juicer.lineage.failures import (
     Outcome,
     RecordFailure,
 )
-from data_juicer.lineage.fanout import FanOutStage
 from data_juicer.lineage.local import run_local
 from data_juicer.lineage.model import Call, Domain, EntityKey, Port, Program, Recovery
 from data_juicer.lineage.runtime import Batch, LineageResult, LineageRuntime
 
 __all__ = ["Program", "Call", "Recovery", "Domain", "EntityKey", "Port", "Plan", "ProgramError", "compile_program",
            "Outcome", "RecordFailure", "GroupFailure", "LineageError", "LineageAbort", "LineageDeadlock",
-           "LineageRuntime", "LineageResult", "Batch", "run_local", "FanOutStage"]
+           "LineageRuntime", "LineageResult", "Batch", "run_local"]
