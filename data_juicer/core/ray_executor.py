@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from data_juicer.core.backends.ray import needs_actor  # noqa: F401  (importable from here, as before)
 from data_juicer.core.executor import Executor
 from data_juicer.core.ray_dataset import RayDataset, unify
 from data_juicer.ops.schema import executor_rule
@@ -33,4 +34,4 @@ class RayExecutor(Executor):
         super().__init__(recipe, RayBackend)
 
 
-__all__ = ["RayExecutor", "RayDataset", "validate_for_ray", "ray_support", "unify"]
+__all__ = ["RayExecutor", "RayDataset", "validate_for_ray", "ray_support", "unify", "needs_actor"]

@@ -223,3 +223,10 @@ def test_lineage_stage_runs_on_ray_with_the_default_output(run_both):
     out = _read(d)
     assert _read(r) == out and 0 < len(out) < 30
     assert all(isinstance(x["children"], list) and x["children"] for x in out)
+
+
+def test_batches_whose_rows_are_all_dropped(run_both):
+    # batches of 5 where every row of some batches is dropped: an empty batch's error column is null-typed
+    rows = [{"id": i, "text": ("long enough text " * 3) if (i // 5) % 2 else "x"} for i in range(40)]
+    d, r = run_both(rows, [{"text_length_filter": {"min_len": 10, "batch_size": 5}}, {"clean_email_mapper": None}])
+    assert _read(r) == _read(d) and [x["id"] for x in _read(d)] == [i for i in range(40) if (i // 5) % 2]

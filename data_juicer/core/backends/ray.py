@@ -71,9 +71,13 @@ def _split_errors(table):
     """(rows without a failure, the failed rows as ledger records) of one block."""
     import pyarrow.compute as pc
 
+    import pyarrow as pa
+
     if Fields.error not in table.column_names:
         return table, []
     col = table.column(Fields.error)
+    if pa.types.is_null(col.type) or col.null_count == len(col):  # e.g. a batch whose rows were all dropped
+        return table.drop_columns([Fields.error]), []
     failed = pc.fill_null(pc.greater(pc.utf8_length(col), 0), False)
     n_failed = pc.sum(failed).as_py() or 0
     records = []
