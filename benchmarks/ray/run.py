@@ -49,10 +49,16 @@ def run_sampled(argv: list[str], log_path: Path, env: dict, timeout: float) -> d
         except psutil.Error:
             pass
     last: dict[int, float] = {}
+    peak_rss = 0
     with open(log_path, "w", encoding="utf-8") as log:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=log_path.parent)
+        driver = psutil.Process(proc.pid)
         while proc.poll() is None:
+            try:  # the driver alone (dj-process): its resident memory, sampled with the CPU times
+                peak_rss = max(peak_rss, driver.memory_info().rss)
+            except psutil.Error:
+                pass
             for p in me.children(recursive=True):
                 try:
                     t = p.cpu_times()
@@ -66,7 +72,8 @@ def run_sampled(argv: list[str], log_path: Path, env: dict, timeout: float) -> d
         rc = proc.wait()
         wall = time.perf_counter() - t0
     cpu = sum(v - base.get(pid, 0.0) for pid, v in last.items())
-    return {"rc": rc, "wall_s": round(wall, 2), "cpu_s": round(cpu, 1), "log": str(log_path)}
+    return {"rc": rc, "wall_s": round(wall, 2), "cpu_s": round(cpu, 1), "driver_peak_mb": round(peak_rss / 2**20, 1),
+            "log": str(log_path)}
 
 
 def summary_of(out_dir: Path) -> dict:
@@ -119,6 +126,40 @@ def same_output(a: str, b: str) -> bool:
         filecmp.cmp(pa / n, pb / n, shallow=False) for n in names)
 
 
+MEMORY_RECIPE = {"project_name": "ray-memory", "executor_type": "ray", "np": 2,
+                 "process": [{"whitespace_normalization_mapper": None}, {"clean_email_mapper": None},
+                             {"text_length_filter": {"min_len": 20}}, {"words_num_filter": {"min_num": 4}},
+                             {"special_characters_filter": {"max_ratio": 0.5}}]}
+
+
+def short_docs(path: Path, n: int) -> Path:
+    """``n`` short documents (about 120 bytes each), deterministic."""
+    if path.exists():
+        return path
+    words = ("data juicer ray block driver memory stream write export filter mapper sample text the of and a "
+             "to in is it that for on").split()
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            body = " ".join(words[(i * 7 + j * 3) % len(words)] for j in range(8 + i % 17))
+            f.write(json.dumps({"id": i, "text": f"Document {i}: {body}. Contact a{i}@x.org"}) + "\n")
+    return path
+
+
+def memory_runs(base_docs: int, factors: list[int], timeout: float, env: dict) -> list[dict]:
+    """The driver's peak RSS on Ray for corpora of base_docs x each factor (same recipe)."""
+    out = []
+    for k in factors:
+        corpus = short_docs(WORK / f"short_{base_docs * k}.jsonl", base_docs * k)
+        for kind in ("ray", "default"):
+            extra = {"executor_type": kind, "override_num_blocks": max(8, 2 * k)} if kind == "ray" else \
+                {"executor_type": kind}
+            r = run_one(f"mem_{kind}_{k}x", MEMORY_RECIPE, corpus, extra, timeout, env)
+            r.update(factor=k, docs=base_docs * k, corpus_mb=round(corpus.stat().st_size / 2**20, 1), kind=kind)
+            out.append(r)
+        r["equal"] = same_output(f"mem_ray_{k}x", f"mem_default_{k}x")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--num_docs", type=int, default=50000)
@@ -127,7 +168,20 @@ def main(argv=None) -> int:
     ap.add_argument("--scaling", action="store_true", help="also run 1 node x 1 CPU, 2 nodes x 1 CPU, 1 node x 2")
     ap.add_argument("--skip-compare", action="store_true", help="only the scaling table")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--memory", type=int, default=0, metavar="N",
+                    help="only the driver-memory runs: N short documents at 1x, then 10x (Ray and default)")
     a = ap.parse_args(argv)
+    if a.memory:
+        env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONUNBUFFERED="1")
+        env.pop("RAY_ADDRESS", None)
+        WORK.mkdir(exist_ok=True)
+        res = memory_runs(a.memory, [1, 10], a.timeout, env)
+        print(bl.fmt_table(["run", "docs", "corpus MB", "rc", "wall s", "driver peak MB", "docs/s (wall)"],
+                           [[r["name"], r["docs"], r["corpus_mb"], r["rc"], r["wall_s"], r["driver_peak_mb"],
+                             round(r["docs"] / r["wall_s"], 1)] for r in res]))
+        print("outputs equal (ray vs default):", [(r["factor"], r.get("equal")) for r in res if "equal" in r])
+        (WORK / "memory_report.json").write_text(json.dumps(res, indent=2))
+        return 0 if all(r["rc"] == 0 for r in res) else 1
 
     corpus = corpus_path(DEFAULT_OUT, a.num_docs, a.seed)
     if not corpus.exists():

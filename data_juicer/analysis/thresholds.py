@@ -98,10 +98,7 @@ def probe_stat_keys(op, sample: dict) -> list:
     try:
         if op.uses:
             batch[Fields.context] = [{}]
-            out = op.compute_stats_batched(batch, context=True)
-        else:
-            out = op.compute_stats_batched(batch)
-        return list((out or batch)[Fields.stats][0])
+        return list(op.score_batch(batch)[Fields.stats][0])
     except Exception:
         return []
 

@@ -82,24 +82,19 @@ def main(argv: list[str] | None = None) -> int:
         recipe = load_recipe(argv, "dj-process", check_paths=True)
     except ConfigError as e:
         return _fail(str(e))
+    executor_type = recipe.executor_type
+    if executor_type not in ("default", "ray"):
+        return _fail(f"executor_type '{executor_type}' is not available yet in this version; use 'default' or 'ray'")
     if dry_run:
         print(format_plan(recipe))
         return 0
 
-    from data_juicer.core.executor import DefaultExecutor
+    from data_juicer.core.executor import Executor
     from data_juicer.core.loader import DataLoadError
     from data_juicer.core.runner import OpError
 
-    executor_type = recipe.cfg["executor_type"]
-    if executor_type not in ("default", "ray"):
-        return _fail(f"executor_type '{executor_type}' is not available yet in this version; use 'default' or 'ray'")
     try:
-        if executor_type == "ray":
-            from data_juicer.core.ray_executor import RayExecutor
-
-            report = RayExecutor(recipe).run()
-        else:
-            report = DefaultExecutor(recipe).run()
+        report = Executor(recipe).run()
     except ConfigError as e:
         return _fail(str(e))
     except DataLoadError as e:

@@ -14,41 +14,42 @@ import importlib.util
 import os
 import re
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Optional
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
 
 import yaml
 
 from data_juicer.config.schema import EXTRA_KEYS, GLOBAL_KEYS, build_parser
-from data_juicer.ops.registry import OPERATORS, UnknownOpError
+from data_juicer.ops.build import INHERITED, OpEntry, resolve_entry
+from data_juicer.ops.registry import OPERATORS
+from data_juicer.ops.schema import check_executor_rules, validate_op  # noqa: F401  (re-exported)
+from data_juicer.utils.errors import ConfigError
 
-# global values copied into every op unless the op sets them (as Data-Juicer does)
-_INJECTED = ("image_key", "audio_key", "video_key", "image_bytes_key", "turbo", "skip_op_error")
+# one resolved op of a recipe: name, class, full validated params, what the recipe gave
+OpSpec = OpEntry
 _OP_OVERRIDE = re.compile(r"^--([A-Za-z_][\w]*)\.([A-Za-z_][\w]*)(?:=(.*))?$")
 
 
-class ConfigError(ValueError):
-    """A recipe problem, reported to the user without a traceback (exit code 2)."""
-
-
-@dataclass
-class OpSpec:
-    name: str
-    cls: type
-    params: dict  # the op's full, validated keyword arguments
-    given: dict  # what the recipe / command line set explicitly
-
-    def build(self):
-        return self.cls(**self.params)
-
-
-@dataclass
+@dataclass(frozen=True)
 class Recipe:
-    cfg: dict  # resolved global keys
-    ops: list[OpSpec]
+    """A parsed, validated recipe; immutable, with every derived value computed once here."""
+
+    cfg: Mapping[str, Any]  # resolved global keys (read-only)
+    ops: tuple  # OpSpec per process entry
     config_path: Optional[str]
-    argv: list[str] = field(default_factory=list)
+    argv: tuple = ()
     raw_yaml: Optional[str] = None
+    # derived
+    text_key: str = "text"
+    id_keys: tuple = ("id",)
+    executor_type: str = "default"
+    work_dir: str = "."  # the folder job folders go in
+    job_id: str = ""
+    job_dir: str = "."
+    checkpoint_dir: str = "."
 
     def __getattr__(self, item):  # cfg keys as attributes: recipe.np, recipe.export_path
         try:
@@ -56,9 +57,43 @@ class Recipe:
         except KeyError:
             raise AttributeError(item) from None
 
+    def get(self, key: str, default=None):
+        return self.cfg.get(key, default)
+
+    def __getitem__(self, key: str):
+        return self.cfg[key]
+
     @property
     def process(self) -> list[dict]:
-        return [{s.name: s.given} for s in self.ops]
+        return [{s.name: dict(s.given)} for s in self.ops]
+
+    @property
+    def op_defaults(self) -> dict:
+        """What every op of this recipe inherits from the globals unless it sets it."""
+        return _op_defaults(self.cfg)
+
+
+def _op_defaults(cfg: Mapping[str, Any]) -> dict:
+    out = {k: cfg[k] for k in INHERITED if k in cfg and k != "work_dir"}  # cfg work_dir: job folders' base
+    out["text_key"] = cfg["text_keys"][0]
+    out["num_proc"] = cfg["np"]
+    return out
+
+
+def _job_paths(cfg: dict, where: str) -> tuple[str, str, str, str]:
+    """(job id, folder of job folders, job folder, checkpoint folder)."""
+    job_id = cfg.get("job_id") or f"{datetime.now(timezone.utc).strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
+    work_dir = cfg.get("work_dir") or os.path.dirname(os.path.abspath(cfg["export_path"]))
+    if "{job_id}" in work_dir:
+        if not work_dir.rstrip("/").endswith("{job_id}"):
+            raise ConfigError(f"{where}: work_dir: '{{job_id}}' must be the last part of the path")
+        job_dir = work_dir.replace("{job_id}", job_id)
+        base = work_dir.replace("{job_id}", "")
+    else:
+        job_dir = os.path.join(work_dir, job_id)
+        base = work_dir
+    ckpt = cfg.get("checkpoint_dir") or os.path.join(base, "ckpt")
+    return job_id, os.path.abspath(base), os.path.abspath(job_dir), ckpt
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -143,22 +178,6 @@ def _known_params(parser) -> list[str]:
     return [a.dest for a in parser._actions if a.dest not in ("help", "config")]
 
 
-def validate_op(name: str, cls: type, params: dict, where: str) -> dict:
-    """Type-check ``params`` against ``cls``'s signature; return the full keyword arguments."""
-    from data_juicer.config.op_schema import signature_params, validate_params
-
-    known = list(signature_params(cls))
-    for p in params:
-        if p not in known:
-            close = difflib.get_close_matches(p, known, n=3, cutoff=0.6)
-            hint = f" Did you mean: {', '.join(close)}?" if close else ""
-            raise ConfigError(f"{where}: operator '{name}' has no parameter '{p}'.{hint}")
-    try:
-        return validate_params(cls, params)
-    except ValueError as e:
-        raise ConfigError(f"{where}: operator '{name}': {e}") from None
-
-
 # -- main entry --------------------------------------------------------------------------------
 def load_recipe(argv: list[str], prog: str = "dj-process", check_paths: bool = True) -> Recipe:
     argv = list(argv)
@@ -206,17 +225,19 @@ def load_recipe(argv: list[str], prog: str = "dj-process", check_paths: bool = T
     import_custom_ops(cfg["custom_operator_paths"])
     _plugin_ops()
     ops = _resolve_ops(cfg, overrides, where)
-    if cfg.get("executor_type", "default") == "default":
-        for i, o in enumerate(ops):
-            modes = getattr(o.cls, "exec_modes", ("default",))
-            if "default" not in modes:
-                raise ConfigError(f"{where}: operator '{o.name}' runs only with executor_type: "
-                                  f"{' or '.join(modes)}; set `executor_type: ray` or remove it from the recipe")
+    executor_type = cfg.get("executor_type") or "default"
+    if executor_type in ("default", "ray"):
+        check_executor_rules(ops, executor_type, where)
     if any(o.name == "suffix_filter" for o in ops):
         cfg["add_suffix"] = True
     if check_paths:
         check_io(cfg, where)
-    return Recipe(cfg=cfg, ops=ops, config_path=cfg_path, argv=argv, raw_yaml=raw)
+    job_id, work_dir, job_dir, ckpt = _job_paths(cfg, where)
+    cfg["job_id"] = job_id
+    cfg["id_keys"] = list(cfg.get("id_keys") or ["id"])
+    return Recipe(cfg=MappingProxyType(cfg), ops=tuple(ops), config_path=cfg_path, argv=tuple(argv), raw_yaml=raw,
+                  text_key=cfg["text_keys"][0], id_keys=tuple(cfg["id_keys"]), executor_type=executor_type,
+                  work_dir=work_dir, job_id=job_id, job_dir=job_dir, checkpoint_dir=ckpt)
 
 
 def _resolve_ops(cfg: dict, overrides: dict[str, dict[str, str]], where: str) -> list[OpSpec]:
@@ -227,6 +248,7 @@ def _resolve_ops(cfg: dict, overrides: dict[str, dict[str, str]], where: str) ->
         if not any(isinstance(it, dict) and name in it for it in process):
             raise ConfigError(f"command line: --{name}.* given, but '{name}' is not in the recipe's process list")
     specs = []
+    defaults = _op_defaults(cfg)  # an op's work_dir (the job folder) is filled in when the ops are built
     for idx, item in enumerate(process):
         here = f"{where}, process[{idx}]"
         if isinstance(item, str):
@@ -237,19 +259,10 @@ def _resolve_ops(cfg: dict, overrides: dict[str, dict[str, str]], where: str) ->
         params = copy.deepcopy(params) or {}
         if not isinstance(params, dict):
             raise ConfigError(f"{here}: the parameters of '{name}' must be a mapping, got {params!r}")
-        try:
-            cls = OPERATORS.get(name)
-        except UnknownOpError as e:
-            raise ConfigError(f"{here}: {e}") from None
         given = dict(params)
         if name in overrides:  # command line wins; jsonargparse parses the strings to the right types
-            given.update(_parse_cli_values(cls, name, overrides[name], here))
-        full = dict(given)
-        full.setdefault("text_key", cfg["text_keys"][0])
-        for k in _INJECTED:
-            full.setdefault(k, cfg[k])
-        full.setdefault("num_proc", cfg["np"])
-        specs.append(OpSpec(name, cls, validate_op(name, cls, full, here), given))
+            given.update(_parse_cli_values(OPERATORS.get(name), name, overrides[name], here))
+        specs.append(resolve_entry({name: given}, defaults, here, given=given))
     return specs
 
 

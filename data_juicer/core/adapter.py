@@ -85,9 +85,10 @@ class Adapter:
         return ds.select(range(n)).to_dict() if n else {}
 
     def probe_small_batch(self, ds, ops: list[OP]) -> list[OpProbe]:
-        """Time each row-wise op of ``ops`` on the first samples; dataset-level ops are skipped."""
+        """Time each row-wise op of ``ops`` on the first samples (of a Hugging Face dataset, or a
+        columnar batch of them); dataset-level ops are skipped."""
         self._op_at = {i: id(op) for i, op in enumerate(ops)}
-        batch = self.take_batch(ds)
+        batch = ds if isinstance(ds, dict) else self.take_batch(ds)  # a batch already taken by the backend
         probes: list[OpProbe] = []
         if not batch or not batch_len(batch):
             return probes
@@ -180,7 +181,7 @@ class Adapter:
                 run.clear()
 
         for op in ops:
-            if isinstance(op, Filter) and getattr(op, "commutable", True):
+            if isinstance(op, Filter) and op.commutable:
                 run.append(op)
             else:
                 flush()

@@ -20,8 +20,8 @@ from typing import Optional, Sequence, Union
 
 from loguru import logger
 
-from data_juicer.config.recipe import Recipe
-from data_juicer.core.executor import DefaultExecutor, Stage
+from data_juicer.core.executor import Executor, Stage
+from data_juicer.core.job import OpReport
 from data_juicer.ops.base import OP, Filter
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields
@@ -58,8 +58,8 @@ class StatsOnly(OP):
         return " + ".join(f.name for f in self.filters)
 
     @property
-    def _recipe_params(self) -> dict:  # the pass cache must never mix this pass with the filters' real ones
-        return {"__stats_only__": [[f.name, getattr(f, "_recipe_params", None) or {}] for f in self.filters]}
+    def init_params(self) -> dict:  # the pass cache must never mix this pass with the filters' real ones
+        return {"__stats_only__": [[f.name, f.init_params] for f in self.filters]}
 
     @property
     def uses(self):
@@ -72,7 +72,7 @@ class StatsOnly(OP):
         context = Fields.context in samples
         for f in self.filters:
             try:
-                out = f.compute_stats_batched(samples, context=context) if f.uses else f.compute_stats_batched(samples)
+                out = f.score_batch(samples)
             except Exception as e:
                 if len(self.filters) == 1:
                     raise
@@ -126,62 +126,69 @@ def _progress(iterable, desc: str, total: Optional[int] = None):
     return tqdm(iterable, desc=desc, total=total)
 
 
-class _Analysis:
-    """The analysis run on top of an executor (its loading and its row-wise pass)."""
+class Analyzer(Executor):
+    """``dj-analyze``: the executor with a plan of one stage (every filter's scoring, nothing
+    dropped), on the recipe's backend, then the analyses on the driver."""
 
-    def _init_analysis(self, auto: bool, auto_num: Optional[int]) -> None:
+    def __init__(self, recipe, auto: bool = False, auto_num: Optional[int] = None):
+        super().__init__(recipe)
         self.auto = auto
         self.auto_num = auto_num
         self.analysis_dir = os.path.join(self.job_dir, "analysis")
         self.report_path: Optional[str] = None
         self.drops = []
         self.plot_files: list[str] = []
+        self.np = self.backend.workers
+
+    def run(self):
+        try:
+            self.backend.start()
+            self.np = self.backend.workers
+            return self._analyse_run()
+        finally:
+            self.backend.stop()
+            self.job.close()
 
     def _stats_ops(self) -> tuple[list[Filter], Optional[list[dict]]]:
         if self.auto:
             return auto_filters(), None
         ops, given = [], []
-        for spec, op in zip(self.recipe.ops, self._build_ops()):
+        for spec, op in zip(self.recipe.ops, self.build_ops()):
             if isinstance(op, Filter):
                 ops.append(op)
-                given.append(spec.given)
+                given.append(dict(spec.given))
         return ops, given
+
+    def plan(self, ops: list[OP]) -> list[Stage]:
+        return [Stage([StatsOnly(ops)], row_wise=True)] if ops else []
 
     def _analyse_run(self):
         t0 = time.time()
         ops, given = self._stats_ops()
         if not ops:
             logger.warning("the recipe has no filter: there are no statistics to compute")
-        ds = self._load()
+        ds = self.backend.load()
         if self.auto and self.auto_num:
-            ds = ds.select(range(min(self.auto_num, ds.num_rows)))
-        wrapped = [StatsOnly(ops)] if ops else []
-        if wrapped:
-            from data_juicer.core.executor import OpReport
-
-            t = time.time()
-            reports = {id(w): OpReport(w.name) for w in wrapped}
-            ds = self._run_row_stage(Stage(wrapped, row_wise=True), ds, reports)
-            logger.info(f"stats of {len(ops)} filters on {ds.num_rows} samples in {time.time() - t:.2f}s")
-        shutil.rmtree(os.path.join(self.job_dir, ".counters"), ignore_errors=True)
+            ds = self.backend.first(ds, self.auto_num)
+        stages = self.plan(ops)
+        t = time.time()
+        reports = {id(op): OpReport(op.name) for s in stages for op in s.ops}
+        ds = self._execute(stages, ds, reports)
+        if ops:
+            logger.info(f"stats of {len(ops)} filters on {self.backend.num_rows(ds)} samples in {time.time() - t:.2f}s")
         from data_juicer.core.exporter import export_format, stats_path_for, write_jsonl
 
         fmt = export_format(self.cfg["export_path"], self.cfg.get("export_type"))
         stats_file = stats_path_for(self.cfg["export_path"], fmt)
         os.makedirs(os.path.dirname(os.path.abspath(stats_file)), exist_ok=True)
-        table = self._stats_table(ds)
+        table = self.backend.columns(ds, (Fields.stats, Fields.meta))
         if table.num_columns:
             write_jsonl(table, stats_file)
         result = self.analyse(table, ops, given, t0, ds)
         return stats_file, self.analysis_dir, result
 
-    def _stats_table(self, ds):
-        """Arrow table of the stats (and meta) columns."""
-        raise NotImplementedError
-
     def _first_sample(self, ds) -> Optional[dict]:
-        rows = ds.rows([0]) if ds.num_rows else []
-        return {k: v for k, v in rows[0].items() if k not in (Fields.stats, Fields.meta)} if rows else None
+        return self.backend.first_row(ds, exclude=(Fields.stats, Fields.meta))
 
     # -- the analyses ----------------------------------------------------------------------
     def analyse(self, table, ops: list[Filter], given: Optional[list[dict]], t0: float, ds=None):
@@ -287,77 +294,11 @@ class _Analysis:
         return yaml.safe_dump({"auto": self.auto, "process": process}, sort_keys=False, allow_unicode=True)
 
 
-class Analyzer(_Analysis, DefaultExecutor):
-    """``dj-analyze`` on the default executor (Hugging Face ``datasets``, ``np`` processes)."""
-
-    def __init__(self, recipe: Recipe, auto: bool = False, auto_num: Optional[int] = None):
-        super().__init__(recipe)
-        self._init_analysis(auto, auto_num)
-
-    def run(self):
-        import datasets
-
-        if not self.cfg["use_cache"]:
-            datasets.disable_caching()
-        try:
-            return self._analyse_run()
-        finally:
-            if self._log_sink is not None:
-                logger.remove(self._log_sink)
-                self._log_sink = None
-
-    def _stats_table(self, ds):
-        if ds._indices is not None:
-            ds = ds.flatten_indices()
-        table = ds.data.table
-        return table.select([c for c in (Fields.stats, Fields.meta) if c in table.column_names])
-
-    def _first_sample(self, ds) -> Optional[dict]:
-        if not ds.num_rows:
-            return None
-        row = ds.select_columns([c for c in ds.column_names if c not in (Fields.stats, Fields.meta)])[0]
-        return dict(row)
-
-
-def _ray_analyzer_class():
-    from data_juicer.core.ray_executor import RayExecutor
-
-    class RayAnalyzer(_Analysis, RayExecutor):
-        """``dj-analyze`` with ``executor_type: ray``: the stats pass runs on Ray, the analysis on the driver."""
-
-        def __init__(self, recipe: Recipe, auto: bool = False, auto_num: Optional[int] = None):
-            super().__init__(recipe)
-            self._init_analysis(auto, auto_num)
-
-        def run(self):
-            try:
-                self._init_ray()
-                return self._analyse_run()
-            finally:
-                self._shutdown_ray()
-                if self._log_sink is not None:
-                    try:
-                        logger.remove(self._log_sink)
-                    except ValueError:
-                        pass
-                    self._log_sink = None
-
-        def _stats_table(self, ds):
-            import pyarrow as pa
-
-            cols = [c for c in (Fields.stats, Fields.meta) if c in ds.column_names]
-            return ds.arrow_table(cols) if cols else pa.table({})
-
-    return RayAnalyzer
-
-
-def make_analyzer(recipe: Recipe, auto: bool = False, auto_num: Optional[int] = None):
+def make_analyzer(recipe, auto: bool = False, auto_num: Optional[int] = None):
     """The analyzer for the recipe's ``executor_type`` (``default`` or ``ray``)."""
-    kind = recipe.cfg.get("executor_type") or "default"
-    if kind == "ray":
-        return _ray_analyzer_class()(recipe, auto=auto, auto_num=auto_num)
-    if kind != "default":
-        from data_juicer.config.recipe import ConfigError
+    kind = recipe.executor_type
+    if kind not in ("default", "ray"):
+        from data_juicer.utils.errors import ConfigError
 
         raise ConfigError(f"executor_type '{kind}' is not available for dj-analyze; use 'default' or 'ray'")
     return Analyzer(recipe, auto=auto, auto_num=auto_num)

@@ -40,9 +40,12 @@ def _code_hash(cls: type) -> str:
 
 def _op_part(op) -> list:
     members = getattr(op, "filters", None) or getattr(op, "ops", None)
-    params = {k: v for k, v in (getattr(op, "_recipe_params", None) or {}).items() if k != "work_dir"}
+    from data_juicer.ops.base import OP
+
+    params = {k: v for k, v in op.init_params.items() if k != "work_dir" and not isinstance(v, OP)
+              and not (isinstance(v, (list, tuple)) and v and all(isinstance(x, OP) for x in v))}
     part = [op.name, params, _code_hash(type(op))]
-    if members and not params:
+    if members:
         part.append([_op_part(m) for m in members])
     return part
 

@@ -1,9 +1,11 @@
-"""Op-level checkpoints for the default executor (``use_checkpoint: true``).
+"""Op-level checkpoints (``use_checkpoint: true``), one mechanism for both backends.
 
-After each execution stage the dataset is saved under ``<checkpoint_dir>/latest`` (written to
-a temporary folder, then swapped in), with ``ckpt_ops.json`` naming the ops already applied
-and the input it started from. A rerun of the same recipe whose op list starts with those ops,
-on the same input, loads the checkpoint and goes on from the next op.
+After each execution stage (or every ``checkpoint.n_ops`` ops) the dataset is saved under
+``<checkpoint_dir>/latest`` by the backend's store (``save_to_disk`` on Hugging Face, one
+Parquet file per block with the stable ids on Ray; under ``<checkpoint_dir>/ray``): written to a
+temporary folder, then swapped in, with ``ckpt_ops.json`` naming the ops already applied and the
+input it started from. A rerun of the same recipe whose op list starts with those ops, on the
+same input, loads the checkpoint and goes on from the next op.
 """
 
 import json
@@ -35,10 +37,12 @@ def input_signature(cfg: dict) -> list:
 
 
 class Checkpointer:
-    def __init__(self, folder: str, process: list[dict], signature: list):
+    def __init__(self, folder: str, process: list[dict], signature: list, store):
+        """``store``: the backend, whose ``save(ds, folder)`` / ``restore(folder)`` write and read a dataset."""
         self.folder = folder
         self.process = json.loads(json.dumps(process, default=str))
         self.signature = json.loads(json.dumps(signature))
+        self.store = store
         os.makedirs(folder, exist_ok=True)
 
     @property
@@ -47,8 +51,6 @@ class Checkpointer:
 
     def resume(self) -> Optional[tuple[int, object]]:
         """(number of ops already applied, dataset) if a matching checkpoint exists."""
-        import datasets
-
         state_path = os.path.join(self.folder, STATE_FILE)
         if not (os.path.exists(state_path) and os.path.isdir(self.latest)):
             return None
@@ -61,11 +63,12 @@ class Checkpointer:
         if done != self.process[: len(done)]:
             logger.info("checkpoint found but the recipe's ops differ from it: starting from the beginning")
             return None
-        return len(done), datasets.load_from_disk(self.latest)
+        return len(done), self.store.restore(self.latest)
 
-    def save(self, ds, n_ops_done: int) -> None:
+    def save(self, ds, n_ops_done: int):
+        """Save ``ds`` as the state after ``n_ops_done`` recipe ops; return the dataset to go on with."""
         tmp = os.path.join(self.folder, f".tmp-{uuid.uuid4().hex[:8]}")
-        ds.save_to_disk(tmp)
+        ds = self.store.save(ds, tmp)
         old = None
         if os.path.exists(self.latest):
             old = os.path.join(self.folder, f".old-{uuid.uuid4().hex[:8]}")
@@ -73,7 +76,9 @@ class Checkpointer:
         os.replace(tmp, self.latest)
         state_tmp = os.path.join(self.folder, f".{STATE_FILE}.tmp")
         with open(state_tmp, "w", encoding="utf-8") as f:
-            json.dump({"ops": self.process[:n_ops_done], "input": self.signature}, f)
+            json.dump({"ops": self.process[:n_ops_done], "input": self.signature,
+                       "backend": getattr(self.store, "name", "?")}, f)
         os.replace(state_tmp, os.path.join(self.folder, STATE_FILE))
         if old:
             shutil.rmtree(old, ignore_errors=True)
+        return ds

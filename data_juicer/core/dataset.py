@@ -14,8 +14,10 @@ from data_juicer.utils.nested import column_nested
 
 
 class DJDataset:
-    def __init__(self, hf_dataset, extra: dict[str, pa.ChunkedArray] | None = None):
+    def __init__(self, hf_dataset, extra: dict[str, pa.ChunkedArray] | None = None, ledger=None):
         self._ds = hf_dataset
+        # the job's error ledger: a dataset-level op that contains failures records them here
+        self.ledger = ledger
         # columns kept beside the table (e.g. dedup hashes), aligned with its rows as they appear
         self._extra = dict(extra or {})
 
@@ -56,6 +58,13 @@ class DJDataset:
             return [None] * self.num_rows
         return column_nested({head: self.arrow_column(head).to_pylist()}, key)
 
+    def arrow_table(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows (or only ``columns``) as one Arrow table, in order."""
+        ds = self._ds if columns is None else self._ds.select_columns(list(columns))
+        if ds._indices is not None:
+            ds = ds.flatten_indices()
+        return ds.data.table
+
     def rows(self, indices: Iterable[int]) -> list[dict]:
         return [self._ds[int(i)] for i in indices]
 
@@ -82,6 +91,12 @@ class DJDataset:
                     desc: str | None = None) -> "DJDataset":
         num_proc = num_proc if num_proc and num_proc > 1 and self.num_rows > batch_size else None
         return DJDataset(self._ds.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc, desc=desc))
+
+    @classmethod
+    def from_table(cls, table: pa.Table) -> "DJDataset":
+        import datasets
+
+        return cls(datasets.Dataset(datasets.table.InMemoryTable(table)))
 
     @classmethod
     def from_rows(cls, rows: list[dict]) -> "DJDataset":

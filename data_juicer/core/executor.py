@@ -1,32 +1,30 @@
-"""The default executor: a recipe on Hugging Face ``datasets``, one pass per run of row-wise ops.
+"""The executor: one run of a recipe, load -> plan/adapt -> stages -> export -> summary, over a backend.
 
-Plan: consecutive row-wise ops (mappers, filters, a deduplicator's hashing) form one
-``FusedRun`` executed by a single ``Dataset.map`` over ``np`` processes; dataset-level ops
-(dedup, selectors, groupers) are barriers between runs. Samples an op fails on leave the pass
-marked, and go to the job's error ledger here.
+Plan: consecutive row-wise ops (mappers, filters, a deduplicator's hashing) form one pass (one
+``FusedRun`` applied to each batch); dataset-level ops (dedup, selectors, groupers) are barriers
+between passes. Where the data lives (Hugging Face ``datasets`` or Ray Data) is the backend's
+business (``core/backends``); the stage loop, the adapter, checkpoints, the tracer, the job folder
+and the error ledger are the same for both.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import sys
 import time
-import uuid
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from typing import Optional
 
 from loguru import logger
 
-from data_juicer.config.recipe import ConfigError, Recipe
+from data_juicer.core.checkpoint import Checkpointer
 from data_juicer.core.counters import StageCounters
-from data_juicer.core.dataset import DJDataset
-from data_juicer.core.ledger import ErrorLedger
+from data_juicer.core.job import Job, OpReport, RunReport
 from data_juicer.core.runner import FusedRun
 from data_juicer.ops.base import OP, Deduplicator
-from data_juicer.utils.constant import Fields
+from data_juicer.ops.build import build_ops
+from data_juicer.utils.errors import ConfigError
+
+__all__ = ["Executor", "DefaultExecutor", "Stage", "plan_stages", "OpReport", "RunReport", "ConfigError"]
 
 
 @dataclass
@@ -38,6 +36,13 @@ class Stage:
     @property
     def label(self) -> str:
         return " + ".join(op.name for op in self.ops)
+
+    @property
+    def recipe_ops(self) -> int:
+        """Recipe entries this stage completes (a hashing pass completes none: its dedup does)."""
+        if not self.row_wise:
+            return 1
+        return sum(op.recipe_ops for op in self.ops if op is not self.dedup)
 
 
 def plan_stages(ops: list[OP]) -> list[Stage]:
@@ -60,133 +65,151 @@ def plan_stages(ops: list[OP]) -> list[Stage]:
     return stages
 
 
-def _recipe_ops(op: OP) -> int:
-    """How many recipe entries ``op`` stands for (a fused filter stands for its members)."""
-    return getattr(op, "recipe_ops", 1)
+class Executor:
+    """Runs a recipe on the backend its ``executor_type`` names (or the one given)."""
 
+    # recipe keys accepted for compatibility whose feature is not built yet
+    _NOT_YET = ("open_monitor", "open_insight_mining", "decrypt_after_reading", "encrypt_before_export")
 
-@dataclass
-class OpReport:
-    name: str
-    rows_in: int = 0
-    rows_out: int = 0
-    errors: int = 0
-    seconds: float = 0.0
+    def __init__(self, recipe, backend: Optional[type] = None):
+        from data_juicer.core.backends import backend_class
 
-
-@dataclass
-class RunReport:
-    job_dir: str
-    export_files: list[str]
-    stats_file: Optional[str]
-    rows_in: int
-    rows_out: int
-    errors: int
-    seconds: float
-    ops: list[OpReport] = field(default_factory=list)
-
-
-def make_job_dir(cfg: dict) -> str:
-    if not cfg.get("job_id"):
-        cfg["job_id"] = f"{datetime.now(timezone.utc).strftime('%Y%m%d_%H%M%S')}_{uuid.uuid4().hex[:6]}"
-    work_dir = cfg.get("work_dir") or os.path.dirname(os.path.abspath(cfg["export_path"]))
-    if "{job_id}" in work_dir:
-        if not work_dir.rstrip("/").endswith("{job_id}"):
-            raise ConfigError("work_dir: '{job_id}' must be the last part of the path")
-        job_dir = work_dir.replace("{job_id}", cfg["job_id"])
-    else:
-        job_dir = os.path.join(work_dir, cfg["job_id"])
-    os.makedirs(job_dir, exist_ok=True)
-    return os.path.abspath(job_dir)
-
-
-class DefaultExecutor:
-    def __init__(self, recipe: Recipe):
         self.recipe = recipe
         self.cfg = recipe.cfg
-        self.np = max(1, min(self.cfg["np"], os.cpu_count() or 1))
-        self.job_dir = make_job_dir(self.cfg)
-        self.ledger = ErrorLedger(os.path.join(self.job_dir, "errors.jsonl"), self.cfg.get("id_keys", ("id",)))
-        self._log_sink = None
-        self._setup_job_folder()
+        self.job = Job(recipe)
+        self.job_dir = self.job.dir
+        self.ledger = self.job.ledger
+        self.backend = (backend or backend_class(recipe.executor_type))(recipe, self.job)
+        self.tracer = None
+        self.adapter, self.probes, self.stats_order = None, [], None
 
-    # -- job folder ------------------------------------------------------------------------
-    def _setup_job_folder(self) -> None:
-        import yaml
+    # -- the run ---------------------------------------------------------------------------
+    def run(self):
+        try:
+            self.backend.start()
+            return self._run()
+        finally:
+            self.backend.stop()
+            self.job.close()
 
-        log_dir = self.cfg.get("event_log_dir") or os.path.join(self.job_dir, "logs")
-        os.makedirs(log_dir, exist_ok=True)
-        self._log_sink = logger.add(os.path.join(log_dir, "dj-process.log"), level="DEBUG", enqueue=False)
-        if self.recipe.raw_yaml is not None:
-            with open(os.path.join(self.job_dir, "recipe.yaml"), "w", encoding="utf-8") as f:
-                f.write(self.recipe.raw_yaml)
-        resolved = dict(self.cfg, process=self.recipe.process)
-        with open(os.path.join(self.job_dir, "cli.yaml"), "w", encoding="utf-8") as f:
-            f.write(f"# dj-process {' '.join(self.recipe.argv)}\n")
-            yaml.safe_dump(json.loads(json.dumps(resolved, default=str)), f, sort_keys=False, allow_unicode=True)
-
-    # -- run -------------------------------------------------------------------------------
-    def run(self) -> RunReport:
-        import datasets
-
+    def _run(self) -> RunReport:
         t0 = time.time()
-        cfg = self.cfg
-        if not cfg["use_cache"]:
-            datasets.disable_caching()
-        if cfg.get("cache_compress"):
-            from data_juicer.core.cache import check_method
-
-            check_method(cfg["cache_compress"])
         self._warn_unsupported()
         self.tracer = self._make_tracer()
-        ops = self._build_ops()
-        ckpt, skip = self._checkpointer(), 0
+        ops = self.build_ops()
+        ckpt = self._checkpointer()
+        ds, skip = self._start(ckpt, len(ops))
+        rows_in = self.backend.num_rows(ds)
+        where = "" if self.backend.name == "default" else f" on Ray ({self.backend.workers} CPUs)"
+        logger.info(f"{rows_in} samples{where}; job folder {self.job_dir}")
+        ops = self._adapt(ops, ds, skip)
+        reports = {id(op): OpReport(op.name) for op in ops}
+        ds = self._execute(self.plan(ops), ds, reports, ckpt, skip)
+        report = self._export(ds)
+        self.backend.after_stage(ds, None)
+        if self.tracer is not None:
+            self.tracer.finish()
+        run_report = RunReport(self.job_dir, report.files, report.stats_file, rows_in, report.rows,
+                               self.ledger.total, time.time() - t0, [reports[id(op)] for op in ops])
+        self.job.write_summary(run_report)
+        return run_report
+
+    def build_ops(self) -> list[OP]:
+        return build_ops(self.recipe.ops, {"work_dir": self.job_dir}, where=str(self.recipe.config_path))
+
+    def plan(self, ops: list[OP]) -> list[Stage]:
+        return plan_stages(ops)
+
+    def _start(self, ckpt, n_ops: int):
+        """(dataset, number of recipe ops already applied): from a checkpoint, or loaded."""
         resumed = ckpt.resume() if ckpt else None
         if resumed:
             skip, ds = resumed
-            rows_in = ds.num_rows
-            logger.info(f"resuming from the checkpoint in {ckpt.folder}: {skip} of {len(ops)} ops already applied")
-        else:
-            ds = self._load()
-            rows_in = ds.num_rows
-        logger.info(f"{rows_in} samples; job folder {self.job_dir}")
-        ops = self._adapt(ops, ds, skip)
-        reports = {id(op): OpReport(op.name) for op in ops}
-        done = 0
-        for stage in plan_stages(ops):
-            n_new = sum(_recipe_ops(op) for op in stage.ops if op is not stage.dedup) if stage.row_wise else 1
+            logger.info(f"resuming from the checkpoint in {ckpt.folder}: {skip} of {n_ops} ops already applied")
+            return ds, skip
+        return self.backend.load(), 0
+
+    def _execute(self, stages: list[Stage], ds, reports: dict, ckpt=None, skip: int = 0):
+        every = self._checkpoint_every()
+        done, last_saved = 0, skip
+        for stage in stages:
+            n_new = stage.recipe_ops
             # a hashing pass belongs to its dedup: skip it only when that dedup is done too
             if done + n_new + (1 if stage.row_wise and stage.dedup else 0) <= skip:
                 done += n_new
                 continue
             before = ds
             ds = self._run_stage(stage, ds, reports)
-            self._compress_unused(before, ds)
+            self.backend.after_stage(before, ds)
             done += n_new
             # not after a pass ending in a dedup's hashing: resuming there would re-run that pass's ops on
             # data that already went through them; the dedup right after saves instead
-            if ckpt and not (stage.row_wise and stage.dedup is not None):
-                ds = self._save_checkpoint(ckpt, ds, done)
-        report = self._export(ds)
-        self._compress_unused(ds, None)
-        if self.tracer is not None:
-            self.tracer.finish()
-        took = time.time() - t0
-        run_report = RunReport(self.job_dir, report.files, report.stats_file, rows_in, report.rows,
-                               self.ledger.total, took, [reports[id(op)] for op in ops])
-        self._write_summary(run_report)
-        shutil.rmtree(os.path.join(self.job_dir, ".counters"), ignore_errors=True)
-        if self._log_sink is not None:
-            logger.remove(self._log_sink)
-        return run_report
+            if ckpt and done - last_saved >= every and not (stage.row_wise and stage.dedup is not None):
+                t = time.time()
+                ds = ckpt.save(ds, done)
+                logger.info(f"checkpoint saved after {done} ops ({time.time() - t:.2f}s)")
+                last_saved = done
+        return ds
 
-    # recipe keys accepted for compatibility whose feature is not built yet in this executor
-    _NOT_YET = ("open_monitor", "open_insight_mining", "decrypt_after_reading", "encrypt_before_export")
+    # -- stages ----------------------------------------------------------------------------
+    def _run_stage(self, stage: Stage, ds, reports: dict):
+        t = time.time()
+        n_before = self.backend.num_rows(ds)
+        if stage.row_wise:
+            ds = self._run_row_stage(stage, ds, reports)
+        else:
+            op = stage.ops[0]
+            rep = reports[id(op)]
+            rep.rows_in = n_before
+            tracer = self.tracer
+            show = self.cfg["trace_num"] if tracer is not None and isinstance(op, Deduplicator) else 0
+            ds, pairs = self.backend.run_global(op, ds, show_num=show)
+            if tracer is not None and isinstance(op, Deduplicator):
+                tracer.duplicates(op.name, pairs)
+            rep.rows_out = self.backend.num_rows(ds)
+            rep.seconds += time.time() - t
+        logger.info(f"[{stage.label}] {n_before} -> {self.backend.num_rows(ds)} samples in {time.time() - t:.2f}s")
+        from data_juicer.models.loader import release_models
 
+        for op in stage.ops:  # models an op loaded in this process are not needed any more
+            release_models(op.name)
+        return ds
+
+    def _run_row_stage(self, stage: Stage, ds, reports: dict):
+        counters = StageCounters(self.job.counters_root, [op.name for op in stage.ops])
+        run = FusedRun(stage.ops, id_keys=self.recipe.id_keys, mark_errors=self.cfg["skip_op_error"],
+                       counter_path=counters.path, tracer=self.tracer, stats_order=self.stats_order)
+        batch_size = min(op.batch_size for op in stage.ops)
+        np_ = min([self.backend.workers] + [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0])
+        if self.adapter is not None and self.cfg["adaptive_batch_size"] and self.probes:
+            batch_size = self.adapter.batch_size_for(stage.ops, self.probes, batch_size)
+            np_ = self.adapter.num_proc_for(np_, batch_size, self.probes)
+            logger.info(f"[{stage.label[:80]}] adaptive batch size {batch_size}, {np_} worker(s)")
+        out = self.backend.run_pass(stage, ds, run, batch_size, np_, self._hash_only_columns(stage, ds))
+        per_op = counters.collect()
+        if not per_op or not any(c[0] for c in per_op):
+            logger.info(f"[{stage.label[:80]}] no batch ran here (reused from the cache, or no rows)")
+        for op, (rin, rout, errs, secs) in zip(stage.ops, per_op or [(0, 0, 0, 0.0)] * len(stage.ops)):
+            rep = reports[id(op)]
+            rep.rows_in, rep.rows_out, rep.errors, rep.seconds = rin, rout, errs, secs
+        return out
+
+    def _hash_only_columns(self, stage: Stage, ds) -> Optional[list]:
+        """The columns a pass reads when it is only a deduplicator's hashing of known inputs
+        (the backend then keeps or drops the hashes without rewriting every column)."""
+        op = stage.dedup
+        if op is None or stage.ops != [op] or self.cfg["keep_hashes_in_res_ds"] or self.tracer is not None:
+            return None
+        cols = op.hash_inputs()
+        if not cols or self.backend.num_rows(ds) == 0:
+            return None
+        names = ds.column_names
+        return list(cols) if all(c in names for c in cols) else None
+
+    # -- plan: the adapter -----------------------------------------------------------------
     def _adapt(self, ops: list[OP], ds, skip: int) -> list[OP]:
         """Probe, fuse, reorder and size (``op_fusion``, ``fusion_strategy``, ``adaptive_batch_size``)."""
         cfg = self.cfg
-        self.adapter, self.probes, self.stats_order = None, [], None
         if not (cfg["op_fusion"] or cfg["adaptive_batch_size"]) or skip:
             return ops
         from data_juicer.core.adapter import Adapter
@@ -194,8 +217,9 @@ class DefaultExecutor:
         # the memory probe (tracemalloc) only matters for sizing batches
         self.adapter = Adapter(cfg, self.job_dir, memory_probe_samples=100 if cfg["adaptive_batch_size"] else 0)
         want_probe = cfg["adaptive_batch_size"] or (cfg["op_fusion"] and cfg["fusion_strategy"] == "probe")
-        if want_probe and ds.num_rows:
-            self.probes = self.adapter.probe_small_batch(ds, ops)
+        if want_probe and self.backend.num_rows(ds):
+            batch = self.backend.head(ds, self.adapter.probe_samples)
+            self.probes = self.adapter.probe_small_batch(batch, ops)
         if not cfg["op_fusion"]:
             return ops
         # filter traces name the filter that dropped a sample: keep the recipe order when tracing
@@ -206,10 +230,13 @@ class DefaultExecutor:
         self.stats_order = order or None
         return optimized
 
+    # -- parts -----------------------------------------------------------------------------
     def _warn_unsupported(self) -> None:
-        unused = [k for k in self._NOT_YET if self.cfg.get(k)]
+        unused = [k for k in self._NOT_YET + self.backend.no_effect if self.cfg.get(k)]
         if unused:
-            logger.warning(f"these recipe settings have no effect yet in this version: {', '.join(unused)}")
+            logger.warning(f"these recipe settings have no effect yet in this version"
+                           f"{'' if self.backend.name == 'default' else ' on ' + self.backend.name}: "
+                           f"{', '.join(unused)}")
 
     def _make_tracer(self):
         if not self.cfg["open_tracer"]:
@@ -219,217 +246,44 @@ class DefaultExecutor:
         return TraceCollector(os.path.join(self.job_dir, "trace"), self.cfg["op_list_to_trace"],
                               self.cfg["trace_num"], self.cfg["trace_keys"])
 
-    def _checkpointer(self):
+    def _checkpointer(self) -> Optional[Checkpointer]:
         if not self.cfg["use_checkpoint"]:
             return None
-        from data_juicer.core.checkpoint import Checkpointer, input_signature
+        from data_juicer.core.checkpoint import input_signature
 
-        base = self.cfg.get("work_dir") or os.path.dirname(os.path.abspath(self.cfg["export_path"]))
-        base = base.replace("{job_id}", "")
-        folder = self.cfg.get("checkpoint_dir") or os.path.join(base, "ckpt")
-        return Checkpointer(folder, self.recipe.process, input_signature(self.cfg))
+        folder = os.path.join(self.recipe.checkpoint_dir, self.backend.checkpoint_subdir)
+        return Checkpointer(folder, self.recipe.process, input_signature(self.cfg), self.backend)
 
-    def _save_checkpoint(self, ckpt, ds, done: int):
-        if ds._indices is not None:
-            ds = ds.flatten_indices()
-        ckpt.save(ds, done)
-        logger.info(f"checkpoint saved after {done} ops")
-        return ds
+    def _checkpoint_every(self) -> int:
+        c = self.cfg.get("checkpoint") or {}
+        if c.get("strategy") == "every_n_ops":
+            return max(1, int(c.get("n_ops", 1)))
+        return 1
 
-    def _build_ops(self) -> list[OP]:
-        ops = []
-        for spec in self.recipe.ops:
-            params = dict(spec.params)
-            params.setdefault("work_dir", self.job_dir)
-            if params.get("work_dir") is None:
-                params["work_dir"] = self.job_dir
-            try:
-                op = spec.cls(**params)
-                op._recipe_params = params  # what the pass fingerprint of use_cache is made of
-                ops.append(op)
-            except ImportError as e:
-                raise ConfigError(f"{self.recipe.config_path}: {e}") from e
-            except (ValueError, TypeError) as e:
-                raise ConfigError(f"{self.recipe.config_path}: operator '{spec.name}': {e}") from e
-        return ops
-
-    def _load(self):
-        from data_juicer.core.loader import Loader, parse_dataset_path, specs_from_dataset_config
-
-        import datasets
-
-        cfg = self.cfg
-        if not sys.stderr.isatty():  # plain log lines instead of progress bars
-            datasets.disable_progress_bars()
-        if cfg.get("dataset"):
-            dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
-            specs, max_n = specs_from_dataset_config(dcfg)
-        else:
-            specs, max_n = parse_dataset_path(cfg["dataset_path"]), None
-        loader = Loader(text_keys=cfg["text_keys"], media_keys=(cfg["image_key"], cfg["audio_key"], cfg["video_key"]),
-                        suffixes=cfg["suffixes"], add_suffix=cfg.get("add_suffix", False), num_proc=self.np,
-                        cache_dir=cfg.get("ds_cache_dir"), lenient=cfg["load_jsonl_lenient"],
-                        tmp_dir=os.path.join(self.job_dir, "tmp"), load_kwargs=cfg.get("load_dataset_kwargs"))
-        result = loader.load(specs, max_n)
-        if result.rejected:
-            n = self.ledger.record(result.rejected)
-            logger.warning(f"{n} input rows could not be loaded; see {self.ledger.path}")
-        ds = result.dataset
-        if cfg["skip_op_error"] and Fields.row_index not in ds.column_names:
-            ds = ds.add_column(Fields.row_index, list(range(ds.num_rows)))
-        return ds
-
-    def _run_stage(self, stage: Stage, ds, reports: dict):
-        t = time.time()
-        n_before = ds.num_rows
-        if stage.row_wise:
-            ds = self._run_row_stage(stage, ds, reports)
-        else:
-            op = stage.ops[0]
-            rep = reports[id(op)]
-            rep.rows_in = ds.num_rows
-            ds = self._run_global(op, ds)
-            rep.rows_out = ds.num_rows
-            rep.seconds += time.time() - t
-        logger.info(f"[{stage.label}] {n_before} -> {ds.num_rows} samples in {time.time() - t:.2f}s")
-        from data_juicer.models.loader import release_models
-
-        for op in stage.ops:  # models an op loaded in this process are not needed any more
-            release_models(op.name)
-        return ds
-
-    def _hash_only(self, stage: Stage, ds, reports: dict):
-        """A pass that is only a deduplicator's hashing, whose inputs are known: read just those
-        columns and keep the hashes beside the data for the dedup (no rewrite of every column).
-        Returns None when this shortcut does not apply (then the normal pass runs)."""
-        op = stage.dedup
-        cols = op.hash_inputs() if stage.ops == [op] else None
-        if not cols or self.cfg["keep_hashes_in_res_ds"] or getattr(self, "tracer", None) is not None \
-                or any(c not in ds.column_names for c in cols) or ds.num_rows == 0:
-            return None
-        t = time.time()
-
-        def hash_batch(samples):
-            out = op.compute_hash(dict(samples))
-            return {k: v for k, v in out.items() if k not in cols}
-
-        num_proc = self.np if self.np > 1 and ds.num_rows > op.batch_size else None
-        try:
-            hashes = ds.select_columns(cols).map(hash_batch, batched=True, batch_size=op.batch_size,
-                                                 num_proc=num_proc, remove_columns=cols, desc=f"{op.name} (hashing)")
-        except Exception as e:  # a sample it fails on: the normal pass isolates it into the ledger
-            logger.info(f"[{op.name}] hashing shortcut not used ({type(e).__name__}: {e})")
-            return None
-        self._pending_extra = {c: hashes.data.column(c) for c in hashes.column_names}
-        rep = reports[id(op)]
-        rep.rows_in, rep.rows_out, rep.seconds = ds.num_rows, ds.num_rows, time.time() - t
-        return ds
-
-    def _run_row_stage(self, stage: Stage, ds, reports: dict):
-        import pyarrow.compute as pc
-
-        if stage.dedup is not None and getattr(stage.dedup, "hash_inputs", None) is not None:
-            out = self._hash_only(stage, ds, reports)
-            if out is not None:
-                return out
-
-        counters = StageCounters(os.path.join(self.job_dir, ".counters"), [op.name for op in stage.ops])
-        run = FusedRun(stage.ops, id_keys=self.cfg.get("id_keys", ("id",)), mark_errors=self.cfg["skip_op_error"],
-                       counter_path=counters.path, tracer=getattr(self, "tracer", None),
-                       stats_order=getattr(self, "stats_order", None))
-        batch_size = min(op.batch_size for op in stage.ops)
-        np_ = min([self.np] + [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0])
-        adapter = getattr(self, "adapter", None)
-        if adapter is not None and self.cfg["adaptive_batch_size"] and self.probes:
-            batch_size = adapter.batch_size_for(stage.ops, self.probes, batch_size)
-            np_ = adapter.num_proc_for(np_, batch_size, self.probes)
-            logger.info(f"[{stage.label[:80]}] adaptive batch size {batch_size}, {np_} worker(s)")
-        num_proc = np_ if np_ > 1 and ds.num_rows > batch_size else None
-        map_kwargs = self._cache_kwargs(stage, ds)
-        out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
-                     **map_kwargs)
-        per_op = counters.collect()
-        if map_kwargs and not per_op:
-            logger.info(f"[{stage.label[:80]}] reused from the cache (fingerprint {map_kwargs['new_fingerprint']})")
-        for op, (rin, rout, errs, secs) in zip(stage.ops, per_op or [(0, 0, 0, 0.0)] * len(stage.ops)):
-            rep = reports[id(op)]
-            rep.rows_in, rep.rows_out, rep.errors, rep.seconds = rin, rout, errs, secs
-        if Fields.error in out.column_names:
-            col = out.data.column(Fields.error)
-            failed = pc.greater(pc.utf8_length(col), 0)
-            n_failed = pc.sum(failed).as_py() or 0
-            if n_failed:
-                import numpy as np
-
-                mask = failed.to_numpy(zero_copy_only=False)
-                bad = out.select(np.flatnonzero(mask))
-                self.ledger.record(
-                    dict(json.loads(r[Fields.error]), sample=r) for r in bad)
-                logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
-                out = out.select(np.flatnonzero(~mask))
-            out = out.remove_columns([Fields.error])
-        return out
-
-    def _cache_kwargs(self, stage: Stage, ds) -> dict:
-        """A stable fingerprint for the pass, so a rerun loads it from the datasets cache."""
-        files = getattr(ds, "cache_files", None)
-        if not self.cfg["use_cache"] or not files or getattr(self, "tracer", None) is not None:
-            return {}
-        from data_juicer.core.cache import restore, stage_fingerprint
-
-        fp = stage_fingerprint(ds._fingerprint, stage.ops,
-                               {"skip_op_error": self.cfg["skip_op_error"],
-                                "stats_order": getattr(self, "stats_order", None)})
-        restored = restore(os.path.dirname(files[0]["filename"]), fp, self.cfg.get("cache_compress"))
-        if restored:
-            logger.info(f"cache_compress: {restored} cache file(s) of [{stage.label[:60]}] decompressed for reuse")
-        return {"new_fingerprint": fp, "load_from_cache_file": True}
-
-    def _compress_unused(self, before, after) -> None:
-        """``cache_compress``: compress the pass files of ``before`` that ``after`` does not read."""
-        algo = self.cfg.get("cache_compress")
-        if not algo or before is None or not self.cfg["use_cache"]:
-            return
-        from data_juicer.core.cache import compress, pass_files
-
-        still_read = set(pass_files(after)) if after is not None else set()
-        compress([f for f in pass_files(before) if f not in still_read], algo)
-
-    def _run_global(self, op: OP, ds):
-        op.error_ledger = self.ledger  # dataset-level ops that contain failures record them in the job's ledger
-        wrapped = DJDataset(ds, getattr(self, "_pending_extra", None))
-        self._pending_extra = None
-        if isinstance(op, Deduplicator):
-            tracer = getattr(self, "tracer", None)
-            result, pairs = op.process(wrapped, show_num=self.cfg["trace_num"] if tracer else 0)
-            if tracer is not None:
-                tracer.duplicates(op.name, pairs)
-        else:
-            result = op.process(wrapped)
-        return result.hf if isinstance(result, DJDataset) else result
-
-    # -- export ----------------------------------------------------------------------------
     def _export(self, ds):
         from data_juicer.core.exporter import Exporter
 
         cfg = self.cfg
         t = time.time()
-        indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
         exporter = Exporter(cfg["export_path"], export_type=cfg.get("export_type"),
                             export_shard_size=cfg["export_shard_size"],
                             keep_stats_in_res_ds=cfg["keep_stats_in_res_ds"],
                             keep_hashes_in_res_ds=cfg["keep_hashes_in_res_ds"],
-                            num_proc=self.np if cfg["export_in_parallel"] else 1)
-        report = exporter.export(ds.data.table, indices)
+                            num_proc=self.backend.workers if cfg["export_in_parallel"] else 1)
+        report = self.backend.export(ds, exporter)
         logger.info(f"exported {report.rows} samples in {time.time() - t:.2f}s")
         return report
 
-    def _write_summary(self, r: RunReport) -> None:
-        summary = {
-            "job_dir": r.job_dir, "export_files": r.export_files, "stats_file": r.stats_file,
-            "rows_in": r.rows_in, "rows_out": r.rows_out, "errors": r.errors, "seconds": round(r.seconds, 3),
-            "errors_by_op": dict(self.ledger.counts),
-            "ops": [vars(o) for o in r.ops],
-        }
-        with open(os.path.join(self.job_dir, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=2, ensure_ascii=False)
+
+class DefaultExecutor(Executor):
+    """``executor_type: default``: Hugging Face ``datasets`` with ``np`` worker processes."""
+
+    def __init__(self, recipe):
+        from data_juicer.core.backends.hf import HFBackend
+
+        super().__init__(recipe, HFBackend)
+        self.np = self.backend.np
+
+
+def make_executor(recipe) -> Executor:
+    return Executor(recipe)

@@ -121,18 +121,16 @@ class Exporter:
         self.export_stats = export_stats
         self.num_proc = num_proc
 
-    def export(self, table: pa.Table, indices=None) -> ExportReport:
-        """Write the rows of ``table`` (or only ``indices`` of them, in that order)."""
-        os.makedirs(os.path.dirname(os.path.abspath(self.export_path)) or ".", exist_ok=True)
+    def split(self, table: pa.Table) -> tuple[pa.Table, Optional[pa.Table]]:
+        """(the rows as they are exported, their stats table or None) of a table or one block of it."""
         internal = [c for c in table.column_names if c in (Fields.error, Fields.context, Fields.row_index)]
         if internal:
             table = table.drop_columns(internal)
-        stats_file = None
+        stats = None
         if self.export_stats:
             cols = [c for c in (Fields.stats, Fields.meta) if c in table.column_names]
             if cols:
-                stats_file = stats_path_for(self.export_path, self.fmt)
-                write_jsonl(table.select(cols), stats_file, indices=indices)
+                stats = table.select(cols)
         drop = []
         if not self.keep_stats:
             drop += [c for c in (Fields.stats, Fields.meta) if c in table.column_names]
@@ -140,6 +138,24 @@ class Exporter:
             drop += [c for c in HASH_COLUMNS if c in table.column_names]
         if drop:
             table = table.drop_columns(drop)
+        return table, stats
+
+    def shard_names(self, nbytes: int, rows: int) -> list[str]:
+        """Shard files for ``rows`` rows of ``nbytes`` bytes (Data-Juicer's names and count)."""
+        num = max(1, min(int(nbytes / self.export_shard_size) + 1, rows))
+        width = len(str(num)) + 1
+        d = os.path.dirname(self.export_path)
+        stem = os.path.basename(self.export_path).split(".")[0]
+        return [os.path.join(d, f"{stem}-{i:0{width}d}-of-{num:0{width}d}.{self.fmt}") for i in range(num)]
+
+    def export(self, table: pa.Table, indices=None) -> ExportReport:
+        """Write the rows of ``table`` (or only ``indices`` of them, in that order)."""
+        os.makedirs(os.path.dirname(os.path.abspath(self.export_path)) or ".", exist_ok=True)
+        table, stats = self.split(table)
+        stats_file = None
+        if stats is not None:
+            stats_file = stats_path_for(self.export_path, self.fmt)
+            write_jsonl(stats, stats_file, indices=indices)
         if self.export_shard_size > 0 or self.fmt == "parquet":
             if indices is not None:
                 table = table.take(indices)
@@ -153,11 +169,8 @@ class Exporter:
         return self.export_path
 
     def _write_shards(self, table: pa.Table) -> list[str]:
-        num = max(1, min(int(table.nbytes / self.export_shard_size) + 1, table.num_rows))
-        width = len(str(num)) + 1
-        d = os.path.dirname(self.export_path)
-        stem = os.path.basename(self.export_path).split(".")[0]
-        names = [os.path.join(d, f"{stem}-{i:0{width}d}-of-{num:0{width}d}.{self.fmt}") for i in range(num)]
+        names = self.shard_names(table.nbytes, table.num_rows)
+        num = len(names)
         # contiguous shards of near-equal row counts, as datasets.shard(contiguous=True) splits them
         base, extra = divmod(table.num_rows, num)
         jobs, start = [], 0

@@ -18,14 +18,9 @@ from data_juicer.core.counters import append_counts
 from data_juicer.ops.base import OP, Filter, Mapper
 from data_juicer.utils.batch import batch_len, concat_batches, take_mask, take_rows
 from data_juicer.utils.constant import Fields
+from data_juicer.utils.errors import OpError  # noqa: F401  (raised here; importable from here)
 
 
-class OpError(RuntimeError):
-    """An op failed on a sample and ``skip_op_error`` is off."""
-
-    def __init__(self, op: str, index_hint: str, cause: BaseException):
-        self.op, self.cause = op, cause
-        super().__init__(f"operator '{op}' failed on {index_hint}: {type(cause).__name__}: {cause}")
 
 
 def _snapshot(samples: dict[str, list]) -> dict[str, list]:

@@ -19,7 +19,6 @@ from data_juicer.lineage.failures import (
     Outcome,
     RecordFailure,
 )
-from data_juicer.lineage.fanout import FanOutStage
 from data_juicer.lineage.local import LocalRun, iter_local, run_local
 from data_juicer.lineage.model import Call, Domain, EntityKey, Port, Program, Recovery
 from data_juicer.lineage.runtime import Batch, FailureRecord, Finished, LineageResult, LineageRuntime
@@ -27,4 +26,4 @@ from data_juicer.lineage.runtime import Batch, FailureRecord, Finished, LineageR
 __all__ = ["Program", "Call", "Recovery", "Domain", "EntityKey", "Port", "Plan", "ProgramError", "compile_program",
            "Outcome", "ChildFailure", "FailureKind", "FailureRecord", "Finished", "RecordFailure", "GroupFailure",
            "LineageError", "LineageAbort", "LineageDeadlock",
-           "LineageRuntime", "LineageResult", "Batch", "run_local", "iter_local", "LocalRun", "FanOutStage"]
+           "LineageRuntime", "LineageResult", "Batch", "run_local", "iter_local", "LocalRun"]

@@ -42,6 +42,17 @@ class OP:
     fan_out: ClassVar[bool] = False
     # executors an op can run on; a Ray recipe with an op lacking "ray" fails at validation
     exec_modes: ClassVar[tuple[str, ...]] = ("default", "ray", "ray_partitioned")
+    # hooks the executors read (declared here with their defaults; an op overrides what it needs):
+    # loads a model: on Ray its passes run in an actor pool, built once per actor
+    uses_model: ClassVar[bool] = False
+    # a filter whose place among neighbouring filters does not change the output (op_fusion may reorder it)
+    commutable: ClassVar[bool] = True
+
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls)
+        # the keyword arguments it was built with (the pass cache's fingerprint is made of them)
+        self._init_params = dict(kwargs)
+        return self
 
     def __init__(
         self,
@@ -166,6 +177,21 @@ class OP:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
+    @property
+    def init_params(self) -> dict:
+        """The keyword arguments this op was built with."""
+        return self.__dict__.get("_init_params", {})
+
+    @property
+    def recipe_ops(self) -> int:
+        """How many recipe entries this op stands for (a fused filter: its members)."""
+        return 1
+
+    def run_ray(self, ds):
+        """A dataset-level op's own Ray implementation: a ``ray.data.Dataset`` in, one out. The
+        default, None, means "no Ray-specific path": ``process`` runs on the Ray dataset facade."""
+        return None
+
     # -- the row-wise entry point the executors call ---------------------------------------
     def run_batch(self, samples: dict[str, list]) -> dict[str, list]:
         """Apply this op to one batch inside an execution pass."""
@@ -259,6 +285,16 @@ class Filter(OP):
     def compute_stats_single(self, sample: dict, context: bool = False) -> dict:
         raise NotImplementedError
 
+    def score_batch(self, samples: dict[str, list]) -> dict[str, list]:
+        """``compute_stats_batched`` as every caller runs it: an op that declares ``uses`` gets
+        ``context`` (whether ``__dj__context__`` is there to share intermediate values), the
+        others are called with the batch alone (both signatures of the op contract work)."""
+        if self.uses:
+            out = self.compute_stats_batched(samples, context=Fields.context in samples)
+        else:
+            out = self.compute_stats_batched(samples)
+        return samples if out is None else out
+
     def process_batched(self, samples: dict[str, list]) -> Iterable[bool]:
         return [self.process_single({Fields.stats: s}) for s in samples[Fields.stats]]
 
@@ -273,9 +309,7 @@ class Filter(OP):
             samples[Fields.stats] = [{} for _ in range(n)]
         elif any(s is None for s in stats):
             samples[Fields.stats] = [{} if s is None else s for s in stats]
-        samples = self.compute_stats_batched(samples, context=Fields.context in samples) if self.uses else \
-            self.compute_stats_batched(samples)
-        return samples, list(self.process_batched(samples))
+        return self.score_batch(samples), list(self.process_batched(samples))
 
     def run_batch(self, samples):
         samples, keep = self.decide_batch(samples)
@@ -290,7 +324,7 @@ class Deduplicator(OP):
     """Hashes samples row-wise (``compute_hash``), then removes duplicates over the dataset."""
 
     op_type = "deduplicator"
-    exec_modes = ("default",)
+    exec_modes = ("default", "ray")  # on Ray: run_ray, or process() on the Ray dataset facade
 
     def compute_hash(self, samples: dict[str, list]) -> dict[str, list]:
         raise NotImplementedError
@@ -313,7 +347,7 @@ class Selector(OP):
 
     op_type = "selector"
     modality = "general"
-    exec_modes = ("default",)
+    exec_modes = ("default", "ray")  # on Ray: process() on the Ray dataset facade
 
     def process(self, dataset):
         raise NotImplementedError
@@ -324,7 +358,7 @@ class Grouper(OP):
 
     op_type = "grouper"
     modality = "general"
-    exec_modes = ("default",)
+    exec_modes = ("default", "ray")  # on Ray: process() on the Ray dataset facade
 
     def process(self, dataset):
         raise NotImplementedError
@@ -334,7 +368,7 @@ class Aggregator(OP):
     """Summarises one grouped sample into ``__dj__batch_meta__``."""
 
     op_type = "aggregator"
-    exec_modes = ("default",)
+    exec_modes = ("default", "ray")
 
     def process_single(self, sample: dict) -> dict:
         raise NotImplementedError

@@ -16,33 +16,12 @@ from data_juicer.utils.batch import take_mask
 from data_juicer.utils.constant import Fields
 
 
-def build_op_list(specs: Iterable[Any], who: str) -> list[OP]:
-    """Ops from recipe-style entries (``{name: {params}}`` or a bare name), validated like the recipe's."""
-    from data_juicer.config.recipe import ConfigError, validate_op
-    from data_juicer.ops.registry import OPERATORS
+def build_op_list(specs: Iterable[Any], who: str, defaults: Optional[dict] = None) -> list[OP]:
+    """Row-wise ops from recipe-style entries (``{name: {params}}``, a bare name, or built ops),
+    built by ``build_ops`` with ``defaults`` (the enclosing op's common keys)."""
+    from data_juicer.ops.build import build_ops
 
-    ops = []
-    for i, spec in enumerate(specs or []):
-        if isinstance(spec, OP):
-            ops.append(spec)
-            continue
-        if isinstance(spec, str):
-            spec = {spec: {}}
-        if not isinstance(spec, dict) or len(spec) != 1:
-            raise ValueError(f"{who}: entry {i} must be an op name or a one-key mapping {{op_name: {{params}}}}, "
-                             f"got {spec!r}")
-        (name, params), = spec.items()
-        cls = OPERATORS.get(name)
-        try:
-            params = validate_op(name, cls, dict(params or {}), f"{who}[{i}]")
-        except ConfigError as e:
-            raise ValueError(str(e)) from e
-        op = cls(**params)
-        if not op.is_row_wise:
-            raise ValueError(f"{who}: '{name}' works on the whole dataset and cannot run inside a fused op; "
-                             "put it in the recipe's process list instead")
-        ops.append(op)
-    return ops
+    return build_ops(specs, defaults, where=who, row_wise_only=True)
 
 
 def _union_uses(ops: Iterable[OP]) -> tuple[str, ...]:
@@ -73,7 +52,7 @@ class FusedFilter(Filter):
 
     def compute_stats_batched(self, samples, context=False):
         for f in self.filters:
-            samples = f.compute_stats_batched(samples, context=context) if f.uses else f.compute_stats_batched(samples)
+            samples = f.score_batch(samples)
         return samples
 
     def process_batched(self, samples):

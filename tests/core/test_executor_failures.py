@@ -38,11 +38,11 @@ def _job_dir(tmp_path):
     return out / [d for d in os.listdir(out) if (out / d).is_dir()][0]
 
 
-def test_failing_samples_go_to_ledger_alone(make_recipe, tmp_path, capsys):
+def test_failing_samples_go_to_ledger_alone(make_recipe, tmp_path, capsys, executor_type):
     op_file = tmp_path / "my_ops.py"
     op_file.write_text(CUSTOM_OP)
     recipe = make_recipe(ROWS, [{"explode_on_marker_mapper": None}, {"text_length_filter": {"min_len": 12}}],
-                         custom_operator_paths=[str(op_file)])
+                         custom_operator_paths=[str(op_file)], executor_type=executor_type)
     assert main(["--config", recipe]) == 0
     out = read_jsonl(tmp_path / "out" / "result.jsonl")
     # the batch held all five samples: only the two failing ones left it
@@ -59,11 +59,11 @@ def test_failing_samples_go_to_ledger_alone(make_recipe, tmp_path, capsys):
     assert "Errors: 2 samples" in capsys.readouterr().out
 
 
-def test_skip_op_error_false_stops_naming_op_and_sample(make_recipe, tmp_path, capsys):
+def test_skip_op_error_false_stops_naming_op_and_sample(make_recipe, tmp_path, capsys, executor_type):
     op_file = tmp_path / "my_ops.py"
     op_file.write_text(CUSTOM_OP)
     recipe = make_recipe(ROWS, [{"explode_on_marker_mapper": None}], custom_operator_paths=[str(op_file)],
-                         skip_op_error=False)
+                         skip_op_error=False, executor_type=executor_type)
     assert main(["--config", recipe]) == 1
     err = capsys.readouterr().err
     assert "operator 'explode_on_marker_mapper' failed on sample id='s1'" in err

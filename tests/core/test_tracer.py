@@ -17,11 +17,13 @@ def _trace_dir(tmp_path):
 
 
 @pytest.mark.parametrize("np_", [1, 2])
-def test_trace_files(make_recipe, tmp_path, np_):
+def test_trace_files(make_recipe, tmp_path, np_, executor_type):
+    if executor_type == "ray" and np_ == 2:
+        pytest.skip("np does not apply to Ray (its CPUs do)")
     rows = [{"id": i, "text": t} for i, t in enumerate(TEXTS)] * (1 if np_ == 1 else 400)
     recipe = make_recipe(rows, [{"clean_email_mapper": None}, {"text_length_filter": {"min_len": 5}},
                                 {"document_deduplicator": None}],
-                         open_tracer=True, trace_num=2, trace_keys=["id"], np=np_)
+                         open_tracer=True, trace_num=2, trace_keys=["id"], np=np_, executor_type=executor_type)
     assert main(["--config", recipe]) == 0
     trace = _trace_dir(tmp_path)
     mapped = read_jsonl(trace / "sample_trace-clean_email_mapper.jsonl")

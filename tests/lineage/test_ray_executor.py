@@ -66,7 +66,7 @@ def test_ray_matches_local_across_batch_sizes_replicas_and_policies(local_ray):
 
 
 def test_fan_out_stage_on_ray_matches_local(local_ray):
-    from data_juicer.lineage.fanout import FanOutStage
+    from data_juicer.ops.pipeline._lineage_fanout import FanOutStage
 
     docs = [{"id": i, "text": "\n\n".join(" ".join(["w"] * ((i + j) % 5)) for j in range(i % 4))} for i in range(30)]
     ops = [{"whitespace_normalization_mapper": {"batch_size": 4}},

@@ -70,9 +70,9 @@ DEDUP_ROWS = [{"id": i, "text": t} for i, t in enumerate(
 ])
 @pytest.mark.parametrize("actors", [True, False])
 def test_dedup_and_selectors_keep_the_same_samples(run_both, process, actors, monkeypatch):
-    from data_juicer.core.ray_executor import RayExecutor
+    from data_juicer.ops.deduplicator.document_deduplicator import DocumentDeduplicator
 
-    monkeypatch.setattr(RayExecutor, "exact_dedup_actor_min_rows", 0 if actors else 10**9)
+    monkeypatch.setattr(DocumentDeduplicator, "ray_actor_min_rows", 0 if actors else 10**9)
     d, r = run_both(DEDUP_ROWS * 3, process, np=2)
     assert _read(r) == _read(d)
 
@@ -89,9 +89,9 @@ def test_selector_order_and_parquet_export(run_both, suffix):
 
 
 def test_many_blocks_keep_order_and_shards(run_both, monkeypatch):
-    from data_juicer.core.ray_executor import RayExecutor
+    from data_juicer.ops.deduplicator.document_deduplicator import DocumentDeduplicator
 
-    monkeypatch.setattr(RayExecutor, "exact_dedup_actor_min_rows", 0)
+    monkeypatch.setattr(DocumentDeduplicator, "ray_actor_min_rows", 0)
     rows = [{"id": i, "text": f"sample {i} " + "word " * (i % 17)} for i in range(3000)]
     process = [{"words_num_filter": {"min_num": 5}}, {"document_deduplicator": None},
                {"clean_email_mapper": None}]
@@ -127,15 +127,37 @@ def test_skip_op_error_false_stops_naming_op_and_sample(make_recipe, tmp_path, c
     assert not (tmp_path / "out" / "result.jsonl").exists()
 
 
-@pytest.mark.parametrize("op", ["naive_grouper", "key_value_grouper", "naive_reverse_grouper"])
-def test_ops_that_cannot_run_on_ray_fail_at_validation(make_recipe, tmp_path, capsys, op):
-    recipe = make_recipe(ROWS, [{"text_length_filter": None}, {op: None}], executor_type="ray",
-                         dataset_path=str(tmp_path / "not_read_yet.jsonl"))
+@pytest.mark.parametrize("process", [
+    [{"naive_grouper": None}, {"naive_reverse_grouper": None}],
+    [{"text_length_filter": None}, {"key_value_grouper": {"group_by_keys": ["meta.lang"]}},
+     {"naive_reverse_grouper": None},
+     {"words_num_filter": {"min_num": 1}}],
+    [{"key_value_grouper": {"group_by_keys": ["meta.lang"]}}],
+])
+def test_groupers_run_on_ray_with_the_default_output(run_both, process):
+    rows = [{"id": i, "text": f"text number {i} " * (1 + i % 3), "meta": {"lang": ["en", "zh", "fr"][i % 3]}}
+            for i in range(40)]
+    d, r = run_both(rows, process, keep_stats_in_res_ds=True)
+    assert _read(r) == _read(d) and len(_read(d)) > 0
+
+
+def test_ops_that_cannot_run_on_ray_fail_at_validation(make_recipe, tmp_path, capsys):
+    recipe = make_recipe(ROWS, [{"text_length_filter": None}, {"lineage_stage": None}, {"clean_email_mapper": None}],
+                         executor_type="ray", dataset_path=str(tmp_path / "not_read_yet.jsonl"))
     (tmp_path / "not_read_yet.jsonl").write_text("this is not json\n")
-    assert main(["--config", recipe]) == 2
+    from data_juicer.ops.registry import OPERATORS
+
+    cls = OPERATORS.get("clean_email_mapper")
+    old = cls.exec_modes
+    cls.exec_modes = ("default",)
+    try:
+        assert main(["--config", recipe, "--dry_run"]) == 2  # the dry run rejects it too
+        assert main(["--config", recipe]) == 2
+    finally:
+        cls.exec_modes = old
     err = capsys.readouterr().err
-    assert f"operator '{op}' (grouper) cannot run with executor_type 'ray'" in err
-    assert "executor_type: default" in err and "process[1]" in err
+    assert "operator 'clean_email_mapper' (mapper) cannot run with executor_type 'ray'" in err
+    assert "executor_type: default" in err and "process[2]" in err
     assert not (tmp_path / "out").exists()  # nothing read, no job folder
 
 
@@ -165,11 +187,18 @@ def test_weighted_mix_goes_through_the_default_loader(run_both, tmp_path):
     assert _read(r) == _read(d) and len(_read(r)) == 12
 
 
-def test_adapter_settings_are_announced_as_without_effect(make_recipe, capsys, ray_local):
-    recipe = make_recipe(ROWS, [{"text_length_filter": None}], executor_type="ray", op_fusion=True,
-                         adaptive_batch_size=True)
-    assert main(["--config", recipe]) == 0
-    assert "no effect yet in this version" in capsys.readouterr().err
+def test_the_adapter_runs_on_ray_with_the_default_output(run_both):
+    rows = [{"id": i, "text": " ".join(["word"] * (i % 9) + [f"w{i}"] * (i % 4))} for i in range(200)]
+    process = [{"words_num_filter": {"min_num": 3}}, {"word_repetition_filter": {"rep_len": 1, "max_ratio": 0.9}},
+               {"text_length_filter": {"min_len": 5}}, {"clean_email_mapper": None}]
+    d, r = run_both(rows, process, op_fusion=True, adaptive_batch_size=True, keep_stats_in_res_ds=True)
+    assert _read(r) == _read(d) and 0 < len(_read(d)) < 200
+    assert _bytes(r, "result_stats.jsonl") == _bytes(d, "result_stats.jsonl")
+    probe = [p for p in os.listdir(r) if os.path.isdir(os.path.join(r, p)) and
+             os.path.exists(os.path.join(r, p, "probe.json"))]
+    assert probe, "the adapter probed the data on Ray"
+    summary = json.load(open(os.path.join(r, probe[0], "summary.json")))
+    assert any(o["name"].startswith("OpFusion:(") for o in summary["ops"])
 
 
 def test_ray_partitioned_is_refused_clearly(make_recipe, capsys):
@@ -182,3 +211,22 @@ def test_more_gpus_than_the_cluster_has_is_a_clear_error(make_recipe, capsys, ra
     assert main(["--config", recipe]) == 2
     err = capsys.readouterr().err
     assert "num_gpus=64" in err and "GPUs" in err
+
+
+def test_lineage_stage_runs_on_ray_with_the_default_output(run_both):
+    rows = [{"id": i, "text": "\n\n".join(" ".join(["word"] * ((i + j) % 6)) + f" p{j}" for j in range(1 + i % 4))}
+            for i in range(30)]
+    process = [{"lineage_stage": {"expand": "paragraphs",
+                                  "child_ops": [{"words_num_filter": {"min_num": 3}}, {"clean_email_mapper": None}]}},
+               {"text_length_filter": {"min_len": 1}}]
+    d, r = run_both(rows, process)
+    out = _read(d)
+    assert _read(r) == out and 0 < len(out) < 30
+    assert all(isinstance(x["children"], list) and x["children"] for x in out)
+
+
+def test_batches_whose_rows_are_all_dropped(run_both):
+    # batches of 5 where every row of some batches is dropped: an empty batch's error column is null-typed
+    rows = [{"id": i, "text": ("long enough text " * 3) if (i // 5) % 2 else "x"} for i in range(40)]
+    d, r = run_both(rows, [{"text_length_filter": {"min_len": 10, "batch_size": 5}}, {"clean_email_mapper": None}])
+    assert _read(r) == _read(d) and [x["id"] for x in _read(d)] == [i for i in range(40) if (i // 5) % 2]

@@ -6,23 +6,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from data_juicer.core.dataset import DJDataset
+
+def _table(dataset) -> pa.Table:
+    return dataset.arrow_table()
 
 
-def _table(dataset: DJDataset) -> pa.Table:
-    ds = dataset.hf
-    if ds._indices is not None:
-        ds = ds.flatten_indices()
-    return ds.data.table
-
-
-def _from_table(table: pa.Table) -> DJDataset:
-    import datasets
-
-    return DJDataset(datasets.Dataset(datasets.table.InMemoryTable(table)))
-
-
-def group_rows(dataset: DJDataset, groups: list) -> DJDataset:
+def group_rows(dataset, groups: list):
     """One row per group (a sequence of row indices, in the order given); each column becomes
     a list column holding the group's values."""
     table = _table(dataset)
@@ -31,10 +20,10 @@ def group_rows(dataset: DJDataset, groups: list) -> DJDataset:
     offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
     taken = table.take(pa.array(order))
     cols = [pa.ListArray.from_arrays(offsets, taken.column(i).combine_chunks()) for i in range(taken.num_columns)]
-    return _from_table(pa.table(cols, names=taken.column_names))
+    return type(dataset).from_table(pa.table(cols, names=taken.column_names))
 
 
-def ungroup_rows(dataset: DJDataset, drop: tuple = ()) -> DJDataset:
+def ungroup_rows(dataset, drop: tuple = ()):
     """The inverse of :func:`group_rows`: every list column is flattened back into rows; the
     number of rows a batched sample yields is the length of its first column's list. Columns
     in ``drop`` are left out."""
@@ -59,4 +48,4 @@ def ungroup_rows(dataset: DJDataset, drop: tuple = ()) -> DJDataset:
             raise ValueError(f"batched sample {row}: field '{name}' holds {int(lengths[row])} values but "
                              f"'{names[0]}' holds {int(counts[row])}; all fields must have one value per sample")
         cols.append(pc.list_flatten(col))
-    return _from_table(pa.table(cols, names=names))
+    return type(dataset).from_table(pa.table(cols, names=names))

@@ -1,5 +1,6 @@
 import hashlib
 import string
+from typing import ClassVar
 
 import numpy as np
 import pyarrow.compute as pc
@@ -51,8 +52,20 @@ class DocumentDeduplicator(Deduplicator):
             text = text.translate(_NON_CHARACTERS)
         return text.strip()
 
+    # on Ray, from this many rows the hash sets are sharded over actors (``run_ray``); below it,
+    # gathering the 32-byte hash column to the driver (``process`` on the facade) is cheaper
+    ray_actor_min_rows: ClassVar[int] = 500_000
+
     def hash_inputs(self):
         return [self.text_key]
+
+    def run_ray(self, ds):
+        """Keep the first sample of each hash of a Ray ``Dataset``: hash sets sharded over actors."""
+        if HashKeys.hash not in ds.schema().names or ds.count() < self.ray_actor_min_rows:
+            return None
+        from data_juicer.ops.common.ray_dedup import keep_first, shard_count
+
+        return keep_first(ds, lambda t: t.column(HashKeys.hash).to_pylist(), shard_count("auto"))
 
     def compute_hash(self, samples):
         if HashKeys.hash in samples:

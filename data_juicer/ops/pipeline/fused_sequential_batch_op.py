@@ -1,5 +1,6 @@
 from typing import Any, Dict, List, Optional
 
+from data_juicer.ops.build import inherited_defaults
 from data_juicer.ops.fused import SequentialOps, build_op_list
 from data_juicer.ops.registry import OPERATORS
 
@@ -20,6 +21,6 @@ class FusedSequentialBatchOp(SequentialOps):
         """
         super().__init__(**kwargs)
         self.op_specs, self.fused_ops, self.group_name = op_specs, fused_ops, group_name
-        ops = build_op_list(op_specs, "fused_sequential_batch_op.op_specs") + \
-            build_op_list(fused_ops, "fused_sequential_batch_op.fused_ops")
+        ops = build_op_list(op_specs, "fused_sequential_batch_op.op_specs", inherited_defaults(self)) + \
+            build_op_list(fused_ops, "fused_sequential_batch_op.fused_ops", inherited_defaults(self))
         self._setup(ops, group_name or "fused_sequential_batch_op", cleanup_columns)

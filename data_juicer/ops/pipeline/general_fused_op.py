@@ -1,5 +1,6 @@
 from typing import List, Optional
 
+from data_juicer.ops.build import inherited_defaults
 from data_juicer.ops.fused import SequentialOps, build_op_list
 from data_juicer.ops.registry import OPERATORS
 
@@ -17,4 +18,4 @@ class GeneralFusedOP(SequentialOps):
         """
         super().__init__(batch_size=batch_size, **kwargs)
         self.fused_op_list = fused_op_list
-        self._setup(build_op_list(fused_op_list, "general_fused_op.fused_op_list"), "general_fused_op")
+        self._setup(build_op_list(fused_op_list, "general_fused_op.fused_op_list", inherited_defaults(self)), "general_fused_op")

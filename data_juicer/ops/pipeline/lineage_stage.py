@@ -5,6 +5,7 @@ from loguru import logger
 from pydantic import NonNegativeInt, PositiveInt
 
 from data_juicer.ops.base import OP
+from data_juicer.ops.build import inherited_defaults
 from data_juicer.ops.registry import OPERATORS
 
 
@@ -43,7 +44,7 @@ class LineageStage(OP):
 
     op_type = "other"  # as Data-Juicer types the ops in ops/pipeline/
     modality = "general"
-    exec_modes = ("default",)
+    exec_modes = ("default", "ray")
 
     def __init__(
         self,
@@ -63,22 +64,22 @@ class LineageStage(OP):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        from data_juicer.lineage.fanout import FanOutStage
+        from data_juicer.ops.pipeline._lineage_fanout import FanOutStage
 
         self.stage = FanOutStage(
             expand, child_ops, text_key=self.text_key, chunk_size=chunk_size, children_key=children_key,
             child_fields=child_fields, child_stats_key=child_stats_key, drop_parents=drop_parents, output=output,
             batch_policy=batch_policy, on_error=on_error if self.skip_op_error else "abort", retries=retries,
-            engine=engine, replicas=replicas, op_defaults={"work_dir": self.work_dir})
+            engine=engine, replicas=replicas, op_defaults=inherited_defaults(self))
 
     def process(self, dataset):
         from data_juicer.lineage import LineageAbort
-        from data_juicer.lineage.fanout import ledger_writer
+        from data_juicer.ops.pipeline._lineage_fanout import ledger_writer
         from data_juicer.utils.batch import iter_rows
 
         rows = [r for batch in dataset.iter_batches(self.batch_size) for r in iter_rows(batch)]
         errors_path = os.path.join(self.work_dir, "errors.jsonl") if self.work_dir else None
-        job_ledger = getattr(self, "error_ledger", None)  # the executor's own (counted in summary.json)
+        job_ledger = getattr(dataset, "ledger", None)  # the job's, passed in with the data (counted in summary.json)
         if job_ledger is not None:
             ledger, errors_path = job_ledger.record, job_ledger.path
         else:
@@ -86,7 +87,7 @@ class LineageStage(OP):
         try:
             out = self.stage.run(rows, ledger=ledger)
         except LineageAbort as e:  # skip_op_error is off: stop like any other op, naming the sample
-            from data_juicer.core.runner import OpError
+            from data_juicer.utils.errors import OpError
 
             path = e.keys[0].path
             sid = rows[path[0]].get("id", f"#{path[0]}")

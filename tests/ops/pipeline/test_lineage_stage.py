@@ -20,7 +20,7 @@ DOCS = [
 CHILD_OPS = [{"whitespace_normalization_mapper": None}, {"words_num_filter": {"min_num": 3}}]
 
 FANOUT_OP = '''
-from data_juicer.lineage.fanout import split_paragraphs
+from data_juicer.ops.pipeline._lineage_fanout import split_paragraphs
 from data_juicer.ops.base import Mapper
 from data_juicer.ops.registry import OPERATORS
 

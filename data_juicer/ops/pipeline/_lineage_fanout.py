@@ -278,59 +278,61 @@ def _one_op(item, where: str):
 
 def _build_op(item, index: int, defaults: dict):
     from data_juicer.ops.base import Filter, Mapper
+    from data_juicer.ops.build import build_ops, resolve_entry
 
-    name, params = _one_op(item, f"child_ops[{index}]")
-    cls = _lookup(name, f"child_ops[{index}]")
-    if not issubclass(cls, (Mapper, Filter)):
-        raise ValueError(f"child_ops[{index}]: '{name}' is a {cls.op_type}; per-child ops are mappers and filters")
-    if getattr(cls, "fan_out", False):
-        raise ValueError(f"child_ops[{index}]: '{name}' fans out; use it as the stage's expand instead")
-    return cls(**_validated(cls, name, {**defaults, **params}))
-
-
-def _lookup(name: str, where: str):
-    from data_juicer.ops.registry import OPERATORS, UnknownOpError
-
-    try:
-        return OPERATORS.get(name)
-    except UnknownOpError as e:
-        raise ValueError(f"{where}: {e}") from None
-
-
-def _validated(cls, name: str, params: dict) -> dict:
-    """The op's full keyword arguments, checked as a recipe's ops are (close names for a wrong one)."""
-    from data_juicer.config.recipe import validate_op
-
-    return validate_op(name, cls, params, "lineage_stage")
+    where = f"child_ops[{index}]"
+    entry = resolve_entry(item, defaults, where)
+    if not issubclass(entry.cls, (Mapper, Filter)):
+        raise ValueError(f"{where}: '{entry.name}' is a {entry.cls.op_type}; per-child ops are mappers and filters")
+    if getattr(entry.cls, "fan_out", False):
+        raise ValueError(f"{where}: '{entry.name}' fans out; use it as the stage's expand instead")
+    return build_ops([entry], where="lineage_stage")[0]
 
 
 def _make_expander(expand, text_key: str, chunk_size: int, defaults: dict):
+    from data_juicer.ops.base import Mapper
+    from data_juicer.ops.build import build_ops, parse_entry, resolve_entry
+    from data_juicer.ops.registry import OPERATORS
+
     if isinstance(expand, str):
         if expand in SPLITTERS:
             return SplitExpander(expand, text_key, chunk_size), expand
-        from data_juicer.ops.registry import OPERATORS
-
         if expand not in OPERATORS:
             raise ValueError(f"expand must be one of {', '.join(SPLITTERS)} or {{mapper_name: {{params}}}}; "
                              f"got {expand!r}")
         expand = {expand: {}}
-    name, params = _one_op(expand, "expand")
-    from data_juicer.ops.base import Mapper
-    from data_juicer.ops.registry import OPERATORS
-
-    cls = _lookup(name, "expand")
-    if not issubclass(cls, Mapper):
-        raise ValueError(f"expand: '{name}' is a {cls.op_type}; expanding needs a mapper that returns several rows "
-                         "per sample")
-    return MapperExpander(cls(**_validated(cls, name, {**defaults, **params}))), name
+    parse_entry(expand, "expand")
+    entry = resolve_entry(expand, defaults, "expand")
+    if not issubclass(entry.cls, Mapper):
+        raise ValueError(f"expand: '{entry.name}' is a {entry.cls.op_type}; expanding needs a mapper that returns "
+                         "several rows per sample")
+    return MapperExpander(build_ops([entry], where="lineage_stage")[0]), entry.name
 
 
-def ledger_writer(path: str, id_keys=("id",)) -> Callable[[list[dict]], int]:
-    """Append failure entries to a job's ``errors.jsonl`` (the executor's error ledger)."""
-    from data_juicer.core.ledger import ErrorLedger
+def ledger_writer(path: str, id_keys=("id", "uid", "doc_id")) -> Callable[[list[dict]], int]:
+    """Append failure entries to ``path`` (JSON lines) when no job ledger is passed in (the stage
+    used outside an executor); entries carry the same fields the job's error ledger writes."""
+    import json
+    import os
 
-    ledger = ErrorLedger(path, id_keys)
-    return ledger.record
+    def record(entries) -> int:
+        n = 0
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "a", encoding="utf-8") as f:
+            for e in entries:
+                sample = e.get("sample")
+                if isinstance(sample, dict):
+                    sample = {k: v for k, v in sample.items() if k not in (Fields.error, Fields.context)}
+                    e = dict(e, sample=sample)
+                    for k in id_keys:
+                        if sample.get(k) is not None:
+                            e.setdefault("id", {k: sample[k]})
+                            break
+                f.write(json.dumps(e, ensure_ascii=False, default=str) + "\n")
+                n += 1
+        return n
+
+    return record
 
 
 __all__ = ["FanOutStage", "SPLITTERS", "split_paragraphs", "split_lines", "split_chunks", "ledger_writer"]

@@ -1,0 +1,178 @@
+"""Hugging Face ``datasets`` backend (``executor_type: default``): ``np`` worker processes on one machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Optional
+
+from loguru import logger
+
+from data_juicer.core.backends.base import Backend
+from data_juicer.core.dataset import DJDataset
+from data_juicer.ops.base import Deduplicator
+from data_juicer.utils.constant import Fields
+
+
+class HFBackend(Backend):
+    name = "default"
+
+    def __init__(self, recipe, job):
+        super().__init__(recipe, job)
+        self.np = max(1, min(self.cfg["np"], os.cpu_count() or 1))
+        self._pending_extra = None  # hashes kept beside the data by a hashing-only pass, for the dedup after it
+
+    @property
+    def workers(self) -> int:
+        return self.np
+
+    def start(self) -> None:
+        import datasets
+
+        if not self.cfg["use_cache"]:
+            datasets.disable_caching()
+        if self.cfg.get("cache_compress"):
+            from data_juicer.core.cache import check_method
+
+            check_method(self.cfg["cache_compress"])
+
+    # -- data ------------------------------------------------------------------------------
+    def load(self):
+        from data_juicer.core.loader import Loader, parse_dataset_path, specs_from_dataset_config
+
+        import datasets
+
+        cfg = self.cfg
+        if not sys.stderr.isatty():  # plain log lines instead of progress bars
+            datasets.disable_progress_bars()
+        if cfg.get("dataset"):
+            dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
+            specs, max_n = specs_from_dataset_config(dcfg)
+        else:
+            specs, max_n = parse_dataset_path(cfg["dataset_path"]), None
+        loader = Loader(text_keys=list(cfg["text_keys"]),
+                        media_keys=(cfg["image_key"], cfg["audio_key"], cfg["video_key"]),
+                        suffixes=list(cfg["suffixes"]), add_suffix=cfg.get("add_suffix", False), num_proc=self.np,
+                        cache_dir=cfg.get("ds_cache_dir"), lenient=cfg["load_jsonl_lenient"],
+                        tmp_dir=os.path.join(self.job.dir, "tmp"), load_kwargs=cfg.get("load_dataset_kwargs"))
+        result = loader.load(specs, max_n)
+        if result.rejected:
+            n = self.ledger.record(result.rejected)
+            logger.warning(f"{n} input rows could not be loaded; see {self.ledger.path}")
+        ds = result.dataset
+        if cfg["skip_op_error"] and Fields.row_index not in ds.column_names:
+            ds = ds.add_column(Fields.row_index, list(range(ds.num_rows)))
+        return ds
+
+    def head(self, ds, n: int) -> dict:
+        n = min(n, ds.num_rows)
+        return ds.select(range(n)).to_dict() if n else {}
+
+    def columns(self, ds, names):
+        if ds._indices is not None:
+            ds = ds.flatten_indices()
+        table = ds.data.table
+        return table.select([c for c in names if c in table.column_names])
+
+    def first_row(self, ds, exclude=()) -> Optional[dict]:
+        if not ds.num_rows:
+            return None
+        return dict(ds.select_columns([c for c in ds.column_names if c not in exclude])[0])
+
+    # -- stages ----------------------------------------------------------------------------
+    def run_pass(self, stage, ds, run, batch_size: int, num_proc: int, hash_only: Optional[list]):
+        import pyarrow.compute as pc
+
+        if hash_only:
+            out = self._hash_only(stage.dedup, ds, hash_only)
+            if out is not None:
+                return out
+        num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
+        map_kwargs = self._cache_kwargs(stage, ds, run)
+        out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
+                     **map_kwargs)
+        if Fields.error in out.column_names:
+            col = out.data.column(Fields.error)
+            failed = pc.greater(pc.utf8_length(col), 0)
+            n_failed = pc.sum(failed).as_py() or 0
+            if n_failed:
+                import numpy as np
+
+                mask = failed.to_numpy(zero_copy_only=False)
+                bad = out.select(np.flatnonzero(mask))
+                self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in bad)
+                logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
+                out = out.select(np.flatnonzero(~mask))
+            out = out.remove_columns([Fields.error])
+        return out
+
+    def _hash_only(self, op: Deduplicator, ds, cols: list):
+        """Read just the hash inputs and keep the hashes beside the data for the dedup (no rewrite
+        of every column). None when the shortcut fails (then the normal pass isolates the failure)."""
+
+        def hash_batch(samples):
+            out = op.compute_hash(dict(samples))
+            return {k: v for k, v in out.items() if k not in cols}
+
+        num_proc = self.np if self.np > 1 and ds.num_rows > op.batch_size else None
+        try:
+            hashes = ds.select_columns(cols).map(hash_batch, batched=True, batch_size=op.batch_size,
+                                                 num_proc=num_proc, remove_columns=cols, desc=f"{op.name} (hashing)")
+        except Exception as e:
+            logger.info(f"[{op.name}] hashing shortcut not used ({type(e).__name__}: {e})")
+            return None
+        self._pending_extra = {c: hashes.data.column(c) for c in hashes.column_names}
+        return ds
+
+    def _cache_kwargs(self, stage, ds, run) -> dict:
+        """A stable fingerprint for the pass, so a rerun loads it from the datasets cache."""
+        files = getattr(ds, "cache_files", None)
+        if not self.cfg["use_cache"] or not files or run.tracer is not None:
+            return {}
+        from data_juicer.core.cache import restore, stage_fingerprint
+
+        fp = stage_fingerprint(ds._fingerprint, stage.ops,
+                               {"skip_op_error": self.cfg["skip_op_error"], "stats_order": run.stats_order})
+        restored = restore(os.path.dirname(files[0]["filename"]), fp, self.cfg.get("cache_compress"))
+        if restored:
+            logger.info(f"cache_compress: {restored} cache file(s) of [{stage.label[:60]}] decompressed for reuse")
+        return {"new_fingerprint": fp, "load_from_cache_file": True}
+
+    def after_stage(self, before, after) -> None:
+        """``cache_compress``: compress the pass files of ``before`` that ``after`` does not read."""
+        algo = self.cfg.get("cache_compress")
+        if not algo or before is None or not self.cfg["use_cache"]:
+            return
+        from data_juicer.core.cache import compress, pass_files
+
+        still_read = set(pass_files(after)) if after is not None else set()
+        compress([f for f in pass_files(before) if f not in still_read], algo)
+
+    def run_global(self, op, ds, show_num: int = 0):
+        wrapped = DJDataset(ds, self._pending_extra, ledger=self.ledger)
+        self._pending_extra = None
+        pairs = None
+        if isinstance(op, Deduplicator):
+            result, pairs = op.process(wrapped, show_num=show_num)
+        else:
+            result = op.process(wrapped)
+        return (result.hf if isinstance(result, DJDataset) else result), pairs
+
+    # -- checkpoint store ------------------------------------------------------------------
+    def save(self, ds, folder: str):
+        if ds._indices is not None:
+            ds = ds.flatten_indices()
+        ds.save_to_disk(folder)
+        return ds
+
+    def restore(self, folder: str):
+        import datasets
+
+        return datasets.load_from_disk(folder)
+
+    # -- export ----------------------------------------------------------------------------
+    def export(self, ds, exporter):
+        indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
+        return exporter.export(ds.data.table, indices)

@@ -1,0 +1,388 @@
+"""Ray Data backend (``executor_type: ray``): the same recipe, the same output, on a Ray cluster.
+
+- a run of row-wise ops is one ``map_batches`` of the executor's ``FusedRun`` (plain tasks for
+  CPU ops; an actor pool, built once per actor, when an op loads a model or asks for GPUs), so
+  failing samples travel as the ``__dj__error__`` column and land in the job's ledger;
+- a deduplicator runs its own ``run_ray(ds)`` when it has one (the sharded exact dedup, MinHash
+  LSH...), else its usual ``process`` on the ``RayDataset`` facade (a column gathered to the
+  driver, the selection applied block by block in the workers), as selectors do.
+
+Order: every sample carries a stable id (``__dj__index__``) and Ray Data runs with
+``preserve_order``, so the output has the default executor's order and bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from typing import Optional
+
+from loguru import logger
+
+from data_juicer.core.backends.base import Backend
+from data_juicer.core.ray_dataset import ID, RayDataset, remote, to_table
+from data_juicer.core.runner import FusedRun, OpError
+from data_juicer.ops.base import OP, Deduplicator
+from data_juicer.utils.constant import Fields
+from data_juicer.utils.errors import ConfigError
+
+# formats Ray Data reads natively (anything else goes through the default loader, then to Ray)
+_RAY_FORMATS = ("json", "parquet", "csv", "tsv")
+
+
+def needs_actor(op: OP) -> bool:
+    """Ops that load a model or use GPUs run in an actor pool (built once per actor)."""
+    return bool(op.uses_model or (op.num_gpus or 0) > 0 or op.accelerator == "cuda"
+                or op.ray_execution_mode == "actor")
+
+
+def _memory_bytes(value) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    s = str(value).strip().upper().replace("IB", "B")
+    for unit, mult in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)):
+        if s.endswith(unit):
+            return float(s[: -len(unit)]) * mult
+    return float(s)
+
+
+def stage_resources(ops) -> dict:
+    """Ray resources per worker of a pass: the largest any of its ops asks for."""
+    res = {}
+    cpus = [op.num_cpus for op in ops if op.num_cpus]
+    gpus = [op.num_gpus for op in ops if op.num_gpus]
+    mems = [_memory_bytes(op.memory) for op in ops if op.memory]
+    if cpus:
+        res["num_cpus"] = max(cpus)
+    if gpus:
+        res["num_gpus"] = max(gpus)
+    if mems:
+        res["memory"] = max(mems)
+    return res
+
+
+# -- block-level steps (Ray tasks) -------------------------------------------------------------
+def _split_errors(table):
+    """(rows without a failure, the failed rows as ledger records) of one block."""
+    import pyarrow.compute as pc
+
+    import pyarrow as pa
+
+    if Fields.error not in table.column_names:
+        return table, []
+    col = table.column(Fields.error)
+    if pa.types.is_null(col.type) or col.null_count == len(col):  # e.g. a batch whose rows were all dropped
+        return table.drop_columns([Fields.error]), []
+    failed = pc.fill_null(pc.greater(pc.utf8_length(col), 0), False)
+    n_failed = pc.sum(failed).as_py() or 0
+    records = []
+    if n_failed:
+        for r in table.filter(failed).to_pylist():
+            records.append(dict(json.loads(r[Fields.error]), sample=r))
+        table = table.filter(pc.invert(failed))
+    return table.drop_columns([Fields.error]), records
+
+
+_FATAL = re.compile(r"DJ-OP-ERROR\[([0-9a-f]+)\]")
+
+
+def _run_fused(run: FusedRun, table):
+    try:
+        return to_table(run(table.to_pydict()))
+    except OpError as e:  # Ray keeps only the text of a worker's exception: carry the details in it
+        info = json.dumps({"op": e.op, "message": str(e)}, ensure_ascii=False).encode("utf-8").hex()
+        raise RuntimeError(f"DJ-OP-ERROR[{info}]") from None
+
+
+class _FusedBatchFn:
+    """``FusedRun`` on an Arrow batch (tasks; or an actor, built once, so a model stays loaded)."""
+
+    def __init__(self, run: FusedRun):
+        self.run = run
+
+    def __call__(self, table):
+        return _run_fused(self.run, table)
+
+
+def _op_error_from(exc: BaseException) -> Optional[OpError]:
+    """The ``OpError`` a worker raised, rebuilt from the text Ray passes back."""
+    m = _FATAL.search(str(exc))
+    if not m:
+        return None
+    info = json.loads(bytes.fromhex(m.group(1)).decode("utf-8"))
+    err = OpError.__new__(OpError)
+    RuntimeError.__init__(err, info["message"])
+    err.op, err.cause = info["op"], None
+    return err
+
+
+class RayBackend(Backend):
+    name = "ray"
+    checkpoint_subdir = "ray"
+    no_effect = ("cache_compress",)  # the datasets cache is Hugging Face's
+
+    def __init__(self, recipe, job):
+        super().__init__(recipe, job)
+        self._own_ray = False
+        self._num_cpus = 1
+        self._drop_after_dedup: list[str] = []
+
+    @property
+    def workers(self) -> int:
+        return self._num_cpus
+
+    # -- Ray ------------------------------------------------------------------------------
+    def start(self) -> None:
+        import ray
+        import ray.data
+
+        if not ray.is_initialized():
+            address = self.cfg.get("ray_address") or "auto"
+            if address in ("auto", "local"):
+                address = os.environ.get("RAY_ADDRESS") or None
+            kwargs = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            if address is None:
+                logger.info("starting a local Ray instance")
+                ray.init(address="local", **kwargs)  # "local": never join a cluster some other job started
+            else:
+                logger.info(f"connecting to the Ray cluster at {address}")
+                ray.init(address=address, **kwargs)
+            self._own_ray = True
+        self._num_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        ctx = ray.data.DataContext.get_current()
+        ctx.execution_options.preserve_order = True
+        ctx.enable_progress_bars = sys.stderr.isatty()
+        for name in ("ray.data", "ray"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+        self._ship_custom_ops()
+        logger.info(f"Ray: {self._num_cpus} CPUs")
+
+    def _ship_custom_ops(self) -> None:
+        """Op classes from outside the package (custom_operator_paths) travel by value to the workers."""
+        from ray import cloudpickle
+
+        for spec in self.recipe.ops:
+            mod = spec.cls.__module__
+            if not mod.startswith("data_juicer.") and mod in sys.modules:
+                try:
+                    cloudpickle.register_pickle_by_value(sys.modules[mod])
+                except ValueError:
+                    pass
+
+    def stop(self) -> None:
+        if self._own_ray:
+            import ray
+
+            ray.shutdown()
+            self._own_ray = False
+
+    # -- load -----------------------------------------------------------------------------
+    def _num_blocks(self, rows: int) -> int:
+        n = self.cfg.get("override_num_blocks")
+        if n:
+            return max(1, int(n))
+        return max(1, min(rows, max(4 * self._num_cpus, -(-rows // 20000))))
+
+    def load(self) -> RayDataset:
+        from data_juicer.core.loader import DataLoadError, format_of, list_files, parse_dataset_path
+
+        cfg = self.cfg
+        native = None
+        if not cfg.get("dataset") and not cfg["load_jsonl_lenient"] and not cfg.get("load_dataset_kwargs") \
+                and not cfg.get("add_suffix"):
+            specs = parse_dataset_path(cfg["dataset_path"])
+            if len(specs) == 1:
+                files = list_files(specs[0].path, list(cfg["suffixes"]))
+                fmts = {format_of(f) for f in files}
+                if len(fmts) == 1 and fmts <= set(_RAY_FORMATS) and (
+                        fmts != {"json"} or all(".jsonl" in os.path.basename(f).lower() for f in files)):
+                    native = (specs[0].path, files, fmts.pop())
+        if native is None:  # mixes, plain-text files, JSON arrays, lenient reads: the default loader, then Ray
+            from data_juicer.core.backends.hf import HFBackend
+
+            hf = HFBackend(self.recipe, self.job).load()
+            if hf._indices is not None:
+                hf = hf.flatten_indices()
+            table = hf.data.table
+            if ID in table.column_names:
+                table = table.drop_columns([ID])
+            import numpy as np
+            import pyarrow as pa
+
+            table = table.append_column(ID, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+            return RayDataset.from_table(table, self._num_blocks(table.num_rows))
+        path, files, fmt = native
+        try:
+            raw = self._read_native(files, fmt)
+            return self._prepare(raw, path)
+        except DataLoadError:
+            raise
+        except Exception as e:
+            if fmt == "json":
+                from data_juicer.core.loader import _first_bad_json_line
+
+                for f in files:
+                    bad = _first_bad_json_line(f)
+                    if bad:
+                        raise DataLoadError(
+                            f"{f}, line {bad[0]}: not valid JSON ({bad[1]}). Fix the line, or set "
+                            f"`load_jsonl_lenient: true` to skip bad lines (they go to the error ledger)") from e
+            raise DataLoadError(f"could not read {fmt} data from {files[0]}"
+                                f"{f' (+{len(files) - 1} more files)' if len(files) > 1 else ''} with Ray: "
+                                f"{type(e).__name__}: {e}") from e
+
+    def _read_native(self, files: list[str], fmt: str):
+        import ray.data
+
+        if fmt == "json":
+            import pyarrow.json as paj
+
+            opts = dict(self.cfg.get("read_options") or {})
+            kwargs = {"read_options": paj.ReadOptions(**opts)} if opts else {}
+            return ray.data.read_json(files, file_extensions=None, **kwargs)
+        if fmt == "parquet":
+            return ray.data.read_parquet(files, file_extensions=None)
+        import pyarrow.csv as pacsv
+
+        parse = pacsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
+        return ray.data.read_csv(files, parse_options=parse, file_extensions=None)
+
+    def _prepare(self, raw, path: str) -> RayDataset:
+        """Stable ids in file order, media paths made absolute, null texts to the ledger; even blocks."""
+        import ray
+
+        from data_juicer.core.loader import DataLoadError
+        from data_juicer.core.ray_dataset import _block_info, _null_text_rows, _prepare_slice
+
+        cfg = self.cfg
+        text_key = self.recipe.text_key
+        refs = list(raw.materialize().to_arrow_refs())
+        info = ray.get([remote(_block_info).remote(r, text_key) for r in refs])
+        names = RayDataset.from_refs(refs, [n for n, _ in info]).column_names
+        if text_key not in names:
+            raise DataLoadError(
+                f"'{path}' has no field '{text_key}' (its fields: {', '.join(n for n in names if n != ID)}); "
+                f"set text_keys in the recipe to the field that holds the text")
+        total = sum(n for n, _ in info)
+        per = max(1, -(-total // self._num_blocks(total)))
+        base = path if os.path.isdir(path) else os.path.dirname(path)
+        media = tuple(k for k in (cfg["image_key"], cfg["audio_key"], cfg["video_key"]) if k in names)
+        prep = remote(_prepare_slice, scheduling_strategy="SPREAD")  # blocks start out spread over the nodes
+        out, first = [], 0
+        rejected = []
+        for ref, (n, nulls) in zip(refs, info):
+            for start in range(0, n, per):
+                length = min(per, n - start)
+                out.append(prep.remote(ref, start, length, first + start, text_key, media, base))
+            if nulls:
+                rejected += ray.get(remote(_null_text_rows).remote(ref, text_key, first))
+            first += n
+        if rejected:
+            self.ledger.record(rejected)
+            logger.warning(f"{len(rejected)} input rows could not be loaded; see {self.ledger.path}")
+        return RayDataset.from_refs(out)
+
+    def head(self, ds: RayDataset, n: int) -> dict:
+        n = min(n, ds.num_rows)
+        if not n:
+            return {}
+        table = ds.select(range(n)).arrow_table()
+        return table.drop_columns([ID]).to_pydict() if ID in table.column_names else table.to_pydict()
+
+    def columns(self, ds: RayDataset, names):
+        import pyarrow as pa
+
+        cols = [c for c in names if c in ds.column_names]
+        return ds.arrow_table(cols) if cols else pa.table({})
+
+    def first_row(self, ds: RayDataset, exclude=()) -> Optional[dict]:
+        rows = ds.rows([0]) if ds.num_rows else []
+        return {k: v for k, v in rows[0].items() if k not in exclude} if rows else None
+
+    # -- stages ---------------------------------------------------------------------------
+    def run_pass(self, stage, ds: RayDataset, run, batch_size: int, num_proc: int, hash_only: Optional[list]):
+        import ray
+
+        before = set(ds.column_names) if hash_only else None
+        refs, _ = ds.blocks()
+        src = RayDataset.from_refs(refs).ray
+        res = stage_resources(stage.ops)
+        if res.get("num_gpus") and ray.cluster_resources().get("GPU", 0) < res["num_gpus"]:
+            raise ConfigError(f"[{stage.label}] asks for num_gpus={res['num_gpus']} per worker, but the Ray cluster "
+                              f"has {ray.cluster_resources().get('GPU', 0):g} GPUs; set num_gpus: 0 (and "
+                              f"accelerator: cpu) or run on a cluster with GPUs")
+        if any(needs_actor(op) for op in stage.ops):
+            procs = [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0]
+            size = min(procs) if procs else max(1, int(self._num_cpus // res.get("num_cpus", 1)))
+            if res.get("num_gpus"):
+                gpus_total = ray.cluster_resources().get("GPU", 0)
+                size = max(1, min(size, int(gpus_total // res["num_gpus"]) or 1))
+            out = src.map_batches(_FusedBatchFn, fn_constructor_args=(run,), concurrency=size, batch_size=batch_size,
+                                  batch_format="pyarrow", zero_copy_batch=True, **res)
+        else:
+            out = src.map_batches(_FusedBatchFn(run), batch_size=batch_size, batch_format="pyarrow",
+                                  zero_copy_batch=True, scheduling_strategy="SPREAD", **res)
+        try:
+            out_refs = list(out.materialize().to_arrow_refs())
+        except Exception as e:
+            err = _op_error_from(e)
+            if err is not None:
+                raise err from None
+            raise
+        split = remote(_split_errors, num_returns=2)
+        pairs = [split.remote(r) for r in out_refs]
+        good = [p[0] for p in pairs]
+        n_failed = 0
+        for records in ray.get([p[1] for p in pairs]):
+            if records:
+                n_failed += self.ledger.record(records)
+        if n_failed:
+            logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
+        result = RayDataset.from_refs(good)
+        if any(op.fan_out for op in stage.ops):
+            result = result.renumbered()
+        self._drop_after_dedup = [c for c in result.column_names if c not in before] if hash_only else []
+        return result
+
+    def run_global(self, op: OP, ds: RayDataset, show_num: int = 0):
+        drop, self._drop_after_dedup = self._drop_after_dedup, []
+        ds.ledger = self.ledger
+        pairs = None
+        if isinstance(op, Deduplicator):
+            out = op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray) if not show_num else None
+            if out is not None:
+                result = RayDataset(out)
+            else:
+                result, pairs = op.process(ds, show_num=show_num)
+            if drop:
+                result = result.remove_columns(drop)
+        else:
+            out = op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray)
+            if out is not None:
+                result = RayDataset(out)
+            else:  # the op sees the user's columns only (as on the default executor)
+                plain = ds.remove_columns([ID])
+                plain.ledger = self.ledger
+                result = op.process(plain)
+            # groupers, lineage stages...: rows may be new, so fresh stable ids in the new order
+            result = result.renumbered()
+        return result, pairs
+
+    # -- checkpoint store -----------------------------------------------------------------
+    def save(self, ds: RayDataset, folder: str):
+        ds.write_parquet_folder(folder)
+        return ds
+
+    def restore(self, folder: str):
+        return RayDataset.read_parquet_folder(folder)
+
+    # -- export ---------------------------------------------------------------------------
+    def export(self, ds: RayDataset, exporter):
+        from data_juicer.core.backends.ray_export import export_blocks
+
+        return export_blocks(ds, exporter)
