@@ -11,8 +11,10 @@ class ImageDetectionYoloMapper(Mapper):
     boxes (``__dj__bbox__``: per image, a list of ``[x_center, y_center, width, height]`` in pixels)
     and their class ids (``__dj__class_label__``: per image, a list of floats).
 
-    A sample without images gets ``[]`` boxes and class label ``-1`` (as Data-Juicer). A sample
-    already tagged keeps its tags. The images of a whole batch are predicted together, batched by
+    A sample without images gets ``[]`` boxes and ``[]`` class labels. (Data-Juicer writes class
+    label ``-1`` there; a column mixing ``-1`` with lists cannot be stored in Arrow, so a recipe
+    with images and image-less samples fails on Ray and in mixed batches; ``[]`` says the same:
+    no image, no labels.) A sample already tagged keeps its tags. The images of a whole batch are predicted together, batched by
     image size so each image's result equals a prediction on it alone. The weights
     (``model_path``, default ``yolo11n.pt``) are a path or a file name looked up in the model
     folders; nothing is downloaded.
@@ -48,7 +50,7 @@ class ImageDetectionYoloMapper(Mapper):
         for i, meta in enumerate(metas):
             if col is None or not col[i]:
                 meta[MetaKeys.bbox_tag] = []
-                meta[MetaKeys.class_label_tag] = -1
+                meta[MetaKeys.class_label_tag] = []
                 continue
             if MetaKeys.bbox_tag in meta:
                 continue

@@ -48,7 +48,7 @@ def test_no_image_and_already_tagged_skip_the_model(tmp_path, monkeypatch):
     op = _op()
     batch = {"images": [[], ["x.jpg"]], Fields.meta: [{}, {MetaKeys.bbox_tag: [[[1.0, 2.0, 3.0, 4.0]]]}]}
     out = op.process_batched(batch)
-    assert out[Fields.meta][0] == {MetaKeys.bbox_tag: [], MetaKeys.class_label_tag: -1}
+    assert out[Fields.meta][0] == {MetaKeys.bbox_tag: [], MetaKeys.class_label_tag: []}
     assert out[Fields.meta][1] == {MetaKeys.bbox_tag: [[[1.0, 2.0, 3.0, 4.0]]]}
 
 
@@ -84,7 +84,7 @@ def test_tiny_yolo_batched_equals_alone(tmp_path, monkeypatch):
     assert metas[1][MetaKeys.bbox_tag][0] == boxes[1]
     alone = op.process_batched({"images": [[a]]})[Fields.meta][0][MetaKeys.bbox_tag][0]
     np.testing.assert_allclose(alone, boxes[0], atol=1e-4)
-    assert metas[2] == {MetaKeys.bbox_tag: [], MetaKeys.class_label_tag: -1}
+    assert metas[2] == {MetaKeys.bbox_tag: [], MetaKeys.class_label_tag: []}
     # equal to calling Ultralytics the way Data-Juicer does (the path, one image at a time)
     from ultralytics import YOLO
 
