@@ -3,7 +3,8 @@
 Data-Juicer 1.6.1 loads audio through ``datasets.Audio`` (torchcodec, i.e. FFmpeg): all samples
 as float32 in [-1, 1], channels averaged into one, at the file's own rate unless a rate is asked
 for. Here libsndfile (``soundfile``) decodes PCM and lossless files (WAV, FLAC, AIFF...) and PyAV
-(FFmpeg, the decoders torchcodec uses) the lossy ones (MP3, OGG, M4A/AAC, Opus...); PCM samples become the same float32 values
+(FFmpeg, the decoders torchcodec uses) the lossy ones (MP3, OGG, M4A/AAC, Opus...); PCM samples
+become the same float32 values
 (``x / 2**15`` for 16-bit) and channels are averaged the same way. A requested
 ``sampling_rate`` different from the file's is reached with ``librosa.resample`` (soxr); this
 is the one place values can differ slightly from torchcodec's FFmpeg resampler (Data-Juicer's

@@ -42,7 +42,8 @@ def dj_ops():
 
     def load(rel, extra=None):
         src = whl.read(f"data_juicer/ops/{rel}").decode()
-        for pat in (r"^from \.\.base_op import .*$", r"^from \.\.op_fusion import .*$", r"^@\w+\.register_module\(.*\)$",
+        for pat in (r"^from \.\.base_op import .*$", r"^from \.\.op_fusion import .*$",
+                    r"^@\w+\.register_module\(.*\)$",
                     r"^from data_juicer\.utils\.(mm_utils|constant) import .*$",
                     r"^from data_juicer\.utils\.lazy_loader import LazyLoader$"):
             src = re.sub(pat, "", src, flags=re.M)

@@ -22,7 +22,10 @@ DETECT_KWARGS = {"scaleFactor": 1.1, "minNeighbors": 3}
 
 
 def resolve_cascade(cv_classifier: str, who: str) -> str:
-    """The cascade file for ``cv_classifier`` ('' = OpenCV's frontal-face cascade); FileNotFoundError naming where it looked."""
+    """The cascade file for ``cv_classifier`` ('' = OpenCV's frontal-face cascade).
+
+    A FileNotFoundError names every place looked at.
+    """
     cv2 = require("opencv-python-headless", who=who)
     name = cv_classifier or DEFAULT_CASCADE
     looked = []

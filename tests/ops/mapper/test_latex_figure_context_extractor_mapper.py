@@ -43,7 +43,8 @@ def test_fan_out_rows():
     assert a["caption"] == r"A \textbf{bold {nested}} caption." and a["label"] == "fig:a"
     assert a["citing_paragraphs"] == ["\\section{Intro}\nAs shown in Figure~\\ref{fig:a}, things work."]
     assert a["parent_caption"] == "" and a["parent_label"] == ""
-    assert (b1["caption"], b1["label"], b1["parent_caption"], b1["parent_label"]) == ("left", "fig:b1", "Parent", "fig:b")
+    assert (b1["caption"], b1["label"]) == ("left", "fig:b1")
+    assert (b1["parent_caption"], b1["parent_label"]) == ("Parent", "fig:b")
     cite_b = r"Both parts \cref{fig:b1, fig:b} matter; \ref{fig:ab} is another label."
     assert b1["citing_paragraphs"] == [cite_b] and b2["citing_paragraphs"] == [cite_b]  # b2 via its parent
     assert (m1["caption"], m2["caption"], m2["label"]) == ("M one", "M two", "fig:m2")
