@@ -38,7 +38,8 @@ from data_juicer.utils.lazy import require
 __all__ = [
     "VideoError", "open_video", "video_info", "frame_table", "extract_frames_uniformly",
     "uniform_frame_pts", "extract_key_frames", "key_frame_seconds", "extract_frames_by_second",
-    "decode_frames_at", "decode_frames_by_index", "iter_frames", "cut_video", "cut_video_reencode", "ffmpeg_filter", "run_ffmpeg",
+    "decode_frames_at", "decode_frames_by_index", "iter_frames", "cut_video", "cut_video_reencode",
+    "ffmpeg_filter", "run_ffmpeg", "check_video_path",
     "load_row_video_infos", "load_row_video_frames", "row_context",
 ]
 
