@@ -86,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     if executor_type not in ("default", "ray"):
         return _fail(f"executor_type '{executor_type}' is not available yet in this version; use 'default' or 'ray'")
     if dry_run:
+        # building the ops finds what only they can check before any data is read: model files,
+        # cascades, user code (models themselves load lazily, on first use)
+        from data_juicer.ops.build import build_ops
+
+        try:
+            build_ops(recipe.ops, {"work_dir": recipe.job_dir}, where=str(recipe.config_path))
+        except ConfigError as e:
+            return _fail(str(e))
+        except (FileNotFoundError, ImportError, ValueError, TypeError) as e:
+            return _fail(f"{recipe.config_path}: {e}")
         print(format_plan(recipe))
         return 0
 

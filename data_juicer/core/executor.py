@@ -115,7 +115,10 @@ class Executor:
         return run_report
 
     def build_ops(self) -> list[OP]:
-        return build_ops(self.recipe.ops, {"work_dir": self.job_dir}, where=str(self.recipe.config_path))
+        ops = build_ops(self.recipe.ops, {"work_dir": self.job_dir}, where=str(self.recipe.config_path))
+        for op in ops:
+            op.use_cache = bool(self.recipe.get("use_cache"))
+        return ops
 
     def plan(self, ops: list[OP]) -> list[Stage]:
         return plan_stages(ops)

@@ -47,6 +47,8 @@ class OP:
     uses_model: ClassVar[bool] = False
     # a filter whose place among neighbouring filters does not change the output (op_fusion may reorder it)
     commutable: ClassVar[bool] = True
+    # the recipe's use_cache: ops that call a model service cache their responses under work_dir
+    use_cache: bool = False
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls)

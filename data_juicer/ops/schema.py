@@ -6,8 +6,9 @@ once per class in milliseconds, so checking a long recipe costs almost nothing a
 """
 
 import inspect
+import re
 import typing
-from typing import Any
+from typing import Any, Optional
 
 _MODELS: dict[type, Any] = {}
 
@@ -27,7 +28,11 @@ def signature_params(cls: type) -> dict[str, tuple[Any, Any]]:
             if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in out:
                 continue
             default = ... if p.default is inspect.Parameter.empty else p.default
-            out[p.name] = (hints.get(p.name, Any), default)
+            ann = hints.get(p.name, Any)
+            if default is None:
+                # `save_dir: str = None`, as Data-Juicer writes it: null is allowed and means the default
+                ann = Optional[ann]
+            out[p.name] = (ann, default)
     return out
 
 
@@ -43,6 +48,9 @@ def signature_model(cls: type):
     return model
 
 
+_SCI_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
+
+
 def validate_params(cls: type, params: dict) -> dict:
     """Validated keyword arguments (defaults filled in); raises ValueError with readable text."""
     from pydantic import ValidationError
@@ -51,6 +59,14 @@ def validate_params(cls: type, params: dict) -> dict:
     try:
         inst = model(**params)
     except ValidationError as e:
+        # YAML 1.1 reads `2e5` as a string; Data-Juicer's recipes write numbers so (max_len: 2e5)
+        numeric = {k: float(v) for k, v in params.items() if isinstance(v, str) and _SCI_NUMBER.match(v)}
+        if numeric:
+            try:
+                inst = model(**{**params, **numeric})
+                return {name: getattr(inst, name) for name in model.model_fields}
+            except ValidationError:
+                pass
         parts = []
         for err in e.errors():
             loc = ".".join(str(x) for x in err["loc"]) or "?"

@@ -38,7 +38,6 @@ def write_video(path: str, frames: int = 8, w: int = 64, h: int = 48, fps: int =
 
 # ``dj-process --dry_run`` validates names/params but does not build the ops yet, so it cannot see a
 # missing model; strict: once the CLI builds ops under --dry_run these tests pass and the mark goes
-DRY_RUN_BUILDS_OPS = pytest.mark.xfail(strict=True, reason="dj-process --dry_run does not build ops (cli/process.py)")
 
 
 def dry_run(make_recipe, process, rows=None, capsys=None) -> tuple[int, str]:

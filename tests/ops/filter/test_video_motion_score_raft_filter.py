@@ -6,7 +6,7 @@ import pytest
 from data_juicer.models.loader import clear_models
 from data_juicer.ops.common.motion_score import resized_dimensions
 from data_juicer.utils.constant import Fields, MetaKeys, StatsKeys
-from tests.ops.vision_other_helpers import DRY_RUN_BUILDS_OPS, dry_run, write_video
+from tests.ops.vision_other_helpers import dry_run, write_video
 
 OP = "video_motion_score_raft_filter"
 RAFT = "raft_large_C_T_SKHT_V2-ff5fadd5.pth"
@@ -27,7 +27,6 @@ def test_missing_weights_name_every_path(tmp_path, monkeypatch):
     assert str(tmp_path / "m" / RAFT) in msg and str(tmp_path / "th" / "hub" / "checkpoints" / RAFT) in msg
 
 
-@DRY_RUN_BUILDS_OPS
 def test_missing_weights_under_dry_run(tmp_path, monkeypatch, make_recipe, capsys):
     monkeypatch.setenv("DJ_MODELS_DIR", str(tmp_path / "m"))
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "th"))

@@ -4,7 +4,7 @@ import pytest
 from data_juicer.models.loader import clear_models
 from data_juicer.ops.filter.video_ocr_area_ratio_filter import text_area_ratio
 from data_juicer.utils.constant import Fields, StatsKeys
-from tests.ops.vision_other_helpers import DRY_RUN_BUILDS_OPS, dry_run, write_video
+from tests.ops.vision_other_helpers import dry_run, write_video
 
 OP = "video_ocr_area_ratio_filter"
 
@@ -24,7 +24,6 @@ def test_missing_model_names_every_path(tmp_path, monkeypatch):
     assert str(tmp_path / "m" / "craft_mlt_25k.pth") in msg and str(tmp_path / "eo" / "model" / "craft_mlt_25k.pth") in msg
 
 
-@DRY_RUN_BUILDS_OPS
 def test_missing_model_under_dry_run(tmp_path, monkeypatch, make_recipe, capsys):
     monkeypatch.setenv("DJ_MODELS_DIR", str(tmp_path / "m"))
     monkeypatch.setenv("EASYOCR_MODULE_PATH", str(tmp_path / "eo"))

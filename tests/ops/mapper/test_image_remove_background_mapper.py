@@ -6,7 +6,7 @@ import pytest
 
 from data_juicer.models.loader import clear_models
 from data_juicer.utils.constant import Fields
-from tests.ops.vision_other_helpers import DRY_RUN_BUILDS_OPS, dry_run, write_image
+from tests.ops.vision_other_helpers import dry_run, write_image
 
 OP = "image_remove_background_mapper"
 
@@ -25,7 +25,6 @@ def test_missing_model_names_every_path(tmp_path, monkeypatch):
     assert str(tmp_path / "m" / "u2net.onnx") in str(e.value) and str(tmp_path / "u2" / "u2net.onnx") in str(e.value)
 
 
-@DRY_RUN_BUILDS_OPS
 def test_missing_model_under_dry_run(tmp_path, monkeypatch, make_recipe, capsys):
     monkeypatch.setenv("DJ_MODELS_DIR", str(tmp_path / "m"))
     monkeypatch.setenv("U2NET_HOME", str(tmp_path / "u2"))

@@ -5,7 +5,7 @@ import pytest
 
 from data_juicer.models.loader import clear_models
 from data_juicer.utils.constant import Fields, MetaKeys
-from tests.ops.vision_other_helpers import DRY_RUN_BUILDS_OPS, dry_run, write_image
+from tests.ops.vision_other_helpers import dry_run, write_image
 
 OP = "image_segment_mapper"
 
@@ -26,7 +26,6 @@ def test_missing_model_names_every_path(tmp_path, monkeypatch):
         _op(model_path=str(tmp_path / "nowhere" / "my.pt"))
 
 
-@DRY_RUN_BUILDS_OPS
 def test_missing_model_under_dry_run(tmp_path, monkeypatch, make_recipe, capsys):
     monkeypatch.setenv("DJ_MODELS_DIR", str(tmp_path / "models"))
     rc, out = dry_run(make_recipe, [{OP: {}}], capsys=capsys)

@@ -6,7 +6,7 @@ import pytest
 from data_juicer.models import plugins
 from data_juicer.models.loader import clear_models
 from data_juicer.utils.constant import Fields, MetaKeys
-from tests.ops.vision_other_helpers import DRY_RUN_BUILDS_OPS, dry_run, write_video
+from tests.ops.vision_other_helpers import dry_run, write_video
 
 OP = "video_depth_estimation_mapper"
 
@@ -47,7 +47,6 @@ def test_missing_weights_then_missing_plugin(tmp_path, monkeypatch):
         _op()
 
 
-@DRY_RUN_BUILDS_OPS
 def test_missing_weights_under_dry_run(tmp_path, monkeypatch, make_recipe, capsys):
     monkeypatch.setenv("DJ_MODELS_DIR", str(tmp_path / "m"))
     rc, out = dry_run(make_recipe, [{OP: {}}], capsys=capsys)
