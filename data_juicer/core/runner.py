@@ -31,6 +31,20 @@ def _snapshot(samples: dict[str, list]) -> dict[str, list]:
     return snap
 
 
+def _same_stat_keys(stats: list) -> list:
+    """Every row's stats dict with the same keys (a missing one is None), in first-seen order.
+
+    A row that failed part-way has only some stats; a batch whose dicts differ in keys would be
+    stored by Hugging Face datasets as a JSON string column (with rounded floats), not a struct."""
+    keys: dict = {}
+    for s in stats:
+        if isinstance(s, dict):
+            keys.update(dict.fromkeys(s))
+    if all(not isinstance(s, dict) or len(s) == len(keys) for s in stats):
+        return stats
+    return [{k: s.get(k) for k in keys} if isinstance(s, dict) else s for s in stats]
+
+
 def _error_record(op: OP, exc: BaseException) -> str:
     tb = traceback.extract_tb(exc.__traceback__)
     where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
@@ -74,6 +88,8 @@ class FusedRun:
             if errors is not None and batch_len(errors):
                 errors[Fields.error] = errors.pop("__dj__error_tmp__")
                 out = concat_batches([out, errors])
+        if out.get(Fields.stats):
+            out[Fields.stats] = _same_stat_keys(out[Fields.stats])
         return out
 
     def apply(self, samples: dict[str, list]) -> tuple[dict[str, list], dict[str, list] | None]:
