@@ -127,7 +127,7 @@ class VideoMotionScoreModelFilter(Filter):
         return frame if (nh, nw) == (h, w) else cv2.resize(frame, (nw, nh), interpolation=cv2.INTER_AREA)
 
     def _video_frames(self, path: str) -> list:
-        cv2 = require("opencv-python", who=self.name)
+        cv2 = require("opencv-python-headless", who=self.name)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"{self.name}: video '{path}' does not exist")
         cap = cv2.VideoCapture(path)
@@ -151,7 +151,7 @@ class VideoMotionScoreModelFilter(Filter):
             cap.release()
 
     def _field_frames(self, frames: list) -> list:
-        cv2 = require("opencv-python", who=self.name)
+        cv2 = require("opencv-python-headless", who=self.name)
         import numpy as np
 
         step = 1
@@ -176,7 +176,7 @@ class VideoMotionScoreModelFilter(Filter):
     def _score_videos(self, videos: list[list]) -> tuple[list[float], list[list]]:
         """(score, flows) per video, given each video's sampled frames; the pairs of all videos
         are batched together by frame size."""
-        cv2 = require("opencv-python", who=self.name)
+        cv2 = require("opencv-python-headless", who=self.name)
         import numpy as np
 
         pairs = [(v, k) for v, frames in enumerate(videos) for k in range(1, len(frames))]

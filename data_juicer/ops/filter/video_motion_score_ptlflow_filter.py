@@ -32,7 +32,7 @@ class VideoMotionScorePtlflowFilter(VideoMotionScoreModelFilter):
     see ``ops/common/motion_score.py``.
     """
 
-    requires = ("torch", "ptlflow", "opencv-python")
+    requires = ("torch", "ptlflow", "opencv-python-headless")
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ class VideoMotionScoreRaftFilter(VideoMotionScoreModelFilter):
     ``ops/common/motion_score.py`` (with the two Data-Juicer bugs fixed there).
     """
 
-    requires = ("torch", "torchvision", "opencv-python")
+    requires = ("torch", "torchvision", "opencv-python-headless")
 
     def check_model(self):
         resolve_raft("raft_large", who=self.name)
