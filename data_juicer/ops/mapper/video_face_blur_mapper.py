@@ -75,51 +75,19 @@ class VideoFaceBlurMapper(Mapper):
         """Write ``path`` with its faces blurred to ``out_path``; False (nothing written) when no
         frame has a face."""
         av = require("av", who=self.name)
-        faces = 0
-        with open_video(path, who=self.name) as src, atomic_write(out_path) as tmp:
-            vin = src.streams.video[0]
-            ain = list(src.streams.audio)
-            dst = av.open(tmp, "w")
-            try:
-                aout = {s.index: dst.add_stream_from_template(s) for s in ain}
-                vout = dst.add_stream(vin.codec_context.name, rate=vin.base_rate)
-                vout.pix_fmt = vin.codec_context.pix_fmt
-                vout.width, vout.height = vin.codec_context.width, vin.codec_context.height
-                try:
-                    for packet in src.demux(vin, *ain):
-                        if packet.stream.index in aout:
-                            if packet.dts is not None:
-                                packet.stream = aout[packet.stream.index]
-                                dst.mux(packet)
-                            continue
-                        for frame in packet.decode():
-                            image, n = self.blur_image(frame.to_image(), cascade)
-                            if n:
-                                faces += n
-                                new = av.VideoFrame.from_image(image).reformat(format=vout.pix_fmt)
-                                new.pts, new.time_base = frame.pts, frame.time_base
-                                frame = new
-                            dst.mux(vout.encode(frame))
-                    dst.mux(vout.encode())
-                except av.FFmpegError as e:
-                    raise VideoError(f"{self.name}: cannot decode video '{path}': {e}. The file is corrupt "
-                                     f"or truncated; re-encode or replace it", path) from e
-            finally:
-                dst.close()
-            if not faces:
-                raise _NoFaces
-        return True
+
+        def blur_frame(frame):
+            image, n = self.blur_image(frame.to_image(), cascade)
+            return av.VideoFrame.from_image(image) if n else None
+
+        return process_each_frame(path, out_path, blur_frame, who=self.name)
 
     def process_path(self, path: str, cascade) -> str:
         path = check_video_path(path)
         out = transform_file_name(path, self.name, self.params, out_dir=self.save_dir)
         if os.path.exists(out):
             return out
-        try:
-            self.blur_video(path, out, cascade)
-        except _NoFaces:
-            return path
-        return out
+        return out if self.blur_video(path, out, cascade) else path
 
     def process_batched(self, samples):
         if self.video_key not in samples:
@@ -142,5 +110,52 @@ class VideoFaceBlurMapper(Mapper):
         return samples
 
 
-class _NoFaces(Exception):
-    """No frame had a face: the temporary output is dropped and the source kept."""
+class _Unchanged(Exception):
+    """No frame was changed: the temporary output is dropped."""
+
+
+def process_each_frame(path: str, out_path: str, frame_func, who: str = "") -> bool:
+    """Re-encode ``path`` into ``out_path`` with each frame replaced by ``frame_func(frame)``
+    (a new ``av.VideoFrame``, or None to keep the frame), as Data-Juicer's
+    ``process_each_frame``: the video stream's codec, base rate, pixel format and size; the
+    audio packets are copied. Written under a temporary name renamed on success; returns False
+    and writes nothing when ``frame_func`` changed no frame. Decoding errors raise
+    ``VideoError`` naming ``path``."""
+    av = require("av", who=who)
+    try:
+        with open_video(path, who=who) as src, atomic_write(out_path) as tmp:
+            vin = src.streams.video[0]
+            ain = list(src.streams.audio)
+            changed = False
+            dst = av.open(tmp, "w")
+            try:
+                aout = {s.index: dst.add_stream_from_template(s) for s in ain}
+                vout = dst.add_stream(vin.codec_context.name, rate=vin.base_rate)
+                vout.pix_fmt = vin.codec_context.pix_fmt
+                vout.width, vout.height = vin.codec_context.width, vin.codec_context.height
+                try:
+                    for packet in src.demux(vin, *ain):
+                        if packet.stream.index in aout:
+                            if packet.dts is not None:
+                                packet.stream = aout[packet.stream.index]
+                                dst.mux(packet)
+                            continue
+                        for frame in packet.decode():
+                            new = frame_func(frame)
+                            if new is not None:
+                                changed = True
+                                new = new.reformat(format=vout.pix_fmt)
+                                new.pts, new.time_base = frame.pts, frame.time_base
+                                frame = new
+                            dst.mux(vout.encode(frame))
+                    dst.mux(vout.encode())
+                except av.FFmpegError as e:
+                    raise VideoError(f"{who}: cannot decode video '{path}': {e}. The file is corrupt or "
+                                     f"truncated; re-encode or replace it", path) from e
+            finally:
+                dst.close()
+            if not changed:
+                raise _Unchanged
+    except _Unchanged:
+        return False
+    return True
