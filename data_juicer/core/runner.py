@@ -16,6 +16,7 @@ from typing import Sequence
 
 from data_juicer.core.counters import append_counts
 from data_juicer.ops.base import OP, Filter, Mapper
+from data_juicer.ops.fused import FusedFilter
 from data_juicer.utils.batch import batch_len, concat_batches, take_mask, take_rows
 from data_juicer.utils.constant import Fields
 from data_juicer.utils.errors import OpError  # noqa: F401  (raised here; importable from here)
@@ -45,11 +46,37 @@ def _same_stat_keys(stats: list) -> list:
     return [{k: s.get(k) for k in keys} if isinstance(s, dict) else s for s in stats]
 
 
-def _error_record(op: OP, exc: BaseException) -> str:
+class _MemberError(Exception):
+    """A member of a fused filter raised: ``member`` names it, ``cause`` is what it raised."""
+
+    def __init__(self, member: OP, cause: BaseException):
+        super().__init__(str(cause))
+        self.member, self.cause = member, cause
+
+
+def _run_row(op: OP, row: dict[str, list]) -> dict[str, list]:
+    """``op.run_batch(row)``; for a fused filter member by member, so a failure names the member."""
+    if not isinstance(op, FusedFilter):
+        return op.run_batch(row)
+    for f in op.filters:
+        try:
+            row = f.run_batch(row)
+        except Exception as e:
+            raise _MemberError(f, e) from e
+        if not batch_len(row):
+            break
+    return row
+
+
+def _error_record(op: OP, exc: BaseException, fused: OP | None = None) -> str:
+    """The ledger's fields for a failed row: the op that raised (for a fused filter, the member, with
+    the fused op as ``fused_op``), error type, message and where it was raised."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-    return json.dumps({"op": op.name, "error_type": type(exc).__name__, "message": str(exc), "where": where},
-                      ensure_ascii=False)
+    rec = {"op": op.name, "error_type": type(exc).__name__, "message": str(exc), "where": where}
+    if fused is not None:
+        rec["fused_op"] = fused.name
+    return json.dumps(rec, ensure_ascii=False)
 
 
 def _describe_row(samples: dict[str, list], i: int, id_keys: Sequence[str]) -> str:
@@ -126,8 +153,13 @@ class FusedRun:
         if not op.skip_op_error:
             try:
                 return self._run(op, samples), None
-            except Exception as e:  # name the op and the sample, then stop the run
-                raise OpError(op.name, self._locate(op, samples), e) from e
+            except Exception as e:  # name the op (a fused filter's member) and the sample, then stop the run
+                where, member = self._locate(op, samples)
+                if member is None:
+                    raise OpError(op.name, where, e) from e
+                err = OpError(f"{member.name}' (in '{op.name}", where, e)  # the message names both
+                err.op = member.name
+                raise err from e
         snap = _snapshot(samples)
         try:
             return self._run(op, samples), None
@@ -138,7 +170,10 @@ class FusedRun:
         for i in range(batch_len(snap)):
             row = take_rows(snap, [i])
             try:
-                good.append(op.run_batch(_snapshot(row)))
+                good.append(_run_row(op, _snapshot(row)))
+            except _MemberError as e:
+                bad.append(row)
+                marks.append(_error_record(e.member, e.cause, fused=op))
             except Exception as e:
                 bad.append(row)
                 marks.append(_error_record(op, e))
@@ -166,13 +201,16 @@ class FusedRun:
             return out
         return op.run_batch(samples)
 
-    def _locate(self, op: OP, samples: dict[str, list]) -> str:
+    def _locate(self, op: OP, samples: dict[str, list]) -> tuple[str, OP | None]:
+        """(the first sample ``op`` fails on alone, the fused filter's member that raised or None)."""
         for i in range(batch_len(samples)):
             try:
-                op.run_batch(_snapshot(take_rows(samples, [i])))
+                _run_row(op, _snapshot(take_rows(samples, [i])))
+            except _MemberError as e:
+                return _describe_row(samples, i, self.id_keys), e.member
             except Exception:
-                return _describe_row(samples, i, self.id_keys)
-        return "a batch (no single sample fails alone)"
+                return _describe_row(samples, i, self.id_keys), None
+        return "a batch (no single sample fails alone)", None
 
 
 def run_ops_on_rows(ops: Sequence[OP], rows: list[dict]) -> list[dict]:
