@@ -103,3 +103,24 @@ def test_h264_with_audio_keeps_audio_and_frame_count(real_testdata, tmp_path):
     with av.open(new) as c:
         assert c.streams.video[0].codec_context.name == "h264"
         assert sum(1 for _ in c.decode(audio=0)) > 0
+
+
+def test_end_to_end_bad_videos_go_to_the_ledger(video_files, tmp_path, make_recipe):
+    import json
+
+    from data_juicer.cli.process import main
+    from tests.conftest import read_jsonl
+
+    rows = [{"id": "a", "text": "<__dj__video> x", "videos": [video_files["motion"]]},
+            {"id": "gone", "text": "<__dj__video> x", "videos": [video_files["missing"]]},
+            {"id": "junk", "text": "<__dj__video> x", "videos": [video_files["corrupt"]]}]
+    assert main(["--config", make_recipe(rows, [{"video_face_blur_mapper": {"save_dir": str(tmp_path / "o")}}])]) == 0
+    out = tmp_path / "out"
+    res = read_jsonl(out / "result.jsonl")
+    assert [r["id"] for r in res] == ["a"]
+    assert res[0]["videos"] == [video_files["motion"]]
+    job = [os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))][0]
+    errors = read_jsonl(os.path.join(job, "errors.jsonl"))
+    assert sorted(e["op"] for e in errors) == ["video_face_blur_mapper"] * 2
+    text = json.dumps(errors)
+    assert "does_not_exist.mp4" in text and "corrupt.mp4" in text

@@ -82,3 +82,24 @@ def test_bad_video_fails_the_sample_naming_it(video_files, bad, tmp_path):
     with pytest.raises(RuntimeError, match=os.path.basename(video_files[bad])):
         run([{"text": V, "videos": [video_files[bad]]}], save_dir=str(tmp_path), skip_op_error=False)
     assert psutil.Process().num_fds() == before
+
+
+def test_end_to_end_bad_videos_go_to_the_ledger(video_files, tmp_path, make_recipe):
+    import json
+
+    from data_juicer.cli.process import main
+    from tests.conftest import read_jsonl
+
+    rows = [{"id": "a", "text": "<__dj__video> x", "videos": [video_files["scenes"]]},
+            {"id": "gone", "text": "<__dj__video> x", "videos": [video_files["missing"]]},
+            {"id": "junk", "text": "<__dj__video> x", "videos": [video_files["corrupt"]]}]
+    assert main(["--config", make_recipe(rows, [{"video_split_by_scene_mapper": {"min_scene_len": 5, "save_dir": str(tmp_path / "o")}}])]) == 0
+    out = tmp_path / "out"
+    res = read_jsonl(out / "result.jsonl")
+    assert [r["id"] for r in res] == ["a"]
+    assert res[0]["videos"][0].startswith(str(tmp_path / "o")) and len(res[0]["videos"]) == 3
+    job = [os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))][0]
+    errors = read_jsonl(os.path.join(job, "errors.jsonl"))
+    assert sorted(e["op"] for e in errors) == ["video_split_by_scene_mapper"] * 2
+    text = json.dumps(errors)
+    assert "does_not_exist.mp4" in text and "corrupt.mp4" in text
