@@ -31,6 +31,25 @@ def _ray():
     return ray
 
 
+def runtime_env_for(ops: Sequence = ()) -> Optional[dict]:
+    """The Ray ``runtime_env`` of a pass over ``ops``: the driver's ``DJ_*`` environment variables
+    (``DJ_PRODUCED_DATA_DIR``, ``DJ_MODELS_DIR``, ``DJ_MODEL_PLUGINS``...: workers started before the
+    driver set them would not see them) merged with each op's own ``runtime_env`` (its ``env_vars``
+    win over the driver's; for other keys the first op that sets one wins). None when there is nothing."""
+    env: dict = {}
+    env_vars = {k: v for k, v in os.environ.items() if k.startswith("DJ_")}
+    for op in ops:
+        own = getattr(op, "runtime_env", None) or {}
+        for k, v in own.items():
+            if k == "env_vars":
+                env_vars.update({str(a): str(b) for a, b in (v or {}).items()})
+            else:
+                env.setdefault(k, v)
+    if env_vars:
+        env["env_vars"] = env_vars
+    return env or None
+
+
 # -- block-level helpers (run as Ray tasks) -----------------------------------------------------
 def to_table(batch: dict) -> pa.Table:
     """A columnar batch back to Arrow (the inverse of ``Table.to_pydict``)."""
@@ -307,7 +326,9 @@ class RayDataset:
                     desc: str | None = None) -> "RayDataset":
         refs, _ = self.blocks()
         ds = RayDataset.from_refs(refs)._ds
-        out = ds.map_batches(_PyDictFn(fn), batch_size=batch_size, batch_format="pyarrow", zero_copy_batch=True)
+        env = runtime_env_for()
+        out = ds.map_batches(_PyDictFn(fn), batch_size=batch_size, batch_format="pyarrow", zero_copy_batch=True,
+                             **({"runtime_env": env} if env else {}))
         return RayDataset(out)
 
     def renumbered(self) -> "RayDataset":

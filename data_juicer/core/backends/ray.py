@@ -23,7 +23,7 @@ from typing import Optional
 from loguru import logger
 
 from data_juicer.core.backends.base import Backend
-from data_juicer.core.ray_dataset import ID, RayDataset, remote, to_table
+from data_juicer.core.ray_dataset import ID, RayDataset, remote, runtime_env_for, to_table
 from data_juicer.core.runner import FusedRun, OpError
 from data_juicer.ops.base import OP, Deduplicator
 from data_juicer.utils.constant import Fields
@@ -312,6 +312,9 @@ class RayBackend(Backend):
         refs, _ = ds.blocks()
         src = RayDataset.from_refs(refs).ray
         res = stage_resources(stage.ops)
+        env = runtime_env_for(stage.ops)  # the driver's DJ_* variables and the ops' own runtime_env
+        if env:
+            res["runtime_env"] = env
         if res.get("num_gpus") and ray.cluster_resources().get("GPU", 0) < res["num_gpus"]:
             raise ConfigError(f"[{stage.label}] asks for num_gpus={res['num_gpus']} per worker, but the Ray cluster "
                               f"has {ray.cluster_resources().get('GPU', 0):g} GPUs; set num_gpus: 0 (and "
