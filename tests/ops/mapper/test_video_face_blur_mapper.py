@@ -114,7 +114,8 @@ def test_end_to_end_bad_videos_go_to_the_ledger(video_files, tmp_path, make_reci
     rows = [{"id": "a", "text": "<__dj__video> x", "videos": [video_files["motion"]]},
             {"id": "gone", "text": "<__dj__video> x", "videos": [video_files["missing"]]},
             {"id": "junk", "text": "<__dj__video> x", "videos": [video_files["corrupt"]]}]
-    assert main(["--config", make_recipe(rows, [{"video_face_blur_mapper": {"save_dir": str(tmp_path / "o")}}])]) == 0
+    recipe = make_recipe(rows, [{"video_face_blur_mapper": {"save_dir": str(tmp_path / "o")}}])
+    assert main(["--config", recipe]) == 0
     out = tmp_path / "out"
     res = read_jsonl(out / "result.jsonl")
     assert [r["id"] for r in res] == ["a"]
