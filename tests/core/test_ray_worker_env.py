@@ -1,5 +1,6 @@
 """Ray workers see the driver's DJ_* environment variables even when set after Ray started (and an
 op's own runtime_env env_vars on top); the default executor, in-process, sees them anyway."""
+import os
 import textwrap
 
 from data_juicer.cli.process import main
@@ -45,7 +46,7 @@ def test_runtime_env_merges_driver_and_op(monkeypatch):
         def __init__(self, runtime_env):
             self.runtime_env = runtime_env
 
-    for k in [k for k in __import__("os").environ if k.startswith("DJ_")]:
+    for k in [k for k in os.environ if k.startswith("DJ_")]:
         monkeypatch.delenv(k)
     assert runtime_env_for([Op(None)]) is None
     monkeypatch.setenv("DJ_MODELS_DIR", "/m")
