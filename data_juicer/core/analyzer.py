@@ -86,10 +86,14 @@ class StatsOnly(OP):
 
 
 def auto_filters() -> list[Filter]:
-    """Every registered filter that can be built with its defaults and needs no model."""
+    """Every registered text filter that can be built with its defaults and needs no model (nor a model
+    service: the LLM filters), as the auto mode's text data has no media."""
+    from data_juicer.models.llm.op_params import LLMOpMixin
+
     ops = []
     for name, cls in OPERATORS.items():
-        if not issubclass(cls, Filter) or cls.requires:
+        if not issubclass(cls, Filter) or cls.requires or cls.uses_model or issubclass(cls, LLMOpMixin) \
+                or cls.modality not in ("text", "general"):
             continue
         try:
             ops.append(cls())

@@ -106,8 +106,9 @@ def test_op_output_equal_on_ray(name, tmp_path, ray_local):
     stats = ref / "result_stats.jsonl"
     if stats.exists():
         assert read_jsonl(got / "result_stats.jsonl") == read_jsonl(stats)
-    err_ref = [os.path.join(ref, d, "errors.jsonl") for d in os.listdir(ref) if os.path.isdir(ref / d)][0]
-    err_got = [os.path.join(got, d, "errors.jsonl") for d in os.listdir(got) if os.path.isdir(got / d)][0]
+    # the job folder (other folders there: e.g. the LLM ops' response cache)
+    err_ref = [os.path.join(ref, d, "errors.jsonl") for d in os.listdir(ref) if (ref / d / "summary.json").exists()][0]
+    err_got = [os.path.join(got, d, "errors.jsonl") for d in os.listdir(got) if (got / d / "summary.json").exists()][0]
     if os.path.exists(err_ref):
         key = lambda e: json.dumps(e, sort_keys=True)  # noqa: E731
         assert sorted(read_jsonl(err_got), key=key) == sorted(read_jsonl(err_ref), key=key)

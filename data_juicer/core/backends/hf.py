@@ -175,4 +175,49 @@ class HFBackend(Backend):
     # -- export ----------------------------------------------------------------------------
     def export(self, ds, exporter):
         indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
-        return exporter.export(ds.data.table, indices)
+        return exporter.export(_decoded_json_columns(ds), indices)
+
+
+def _decoded_json_columns(ds):
+    """The dataset's table with values that ``datasets`` stored as its ``Json`` type (JSON text, used
+    for dicts it cannot type, e.g. all empty or with differing keys), at any depth, turned back into
+    values, so they export as objects, as on Ray; a column Arrow cannot type stays as it is."""
+    import json
+
+    import pyarrow as pa
+
+    json_type = getattr(__import__("datasets").features, "Json", None)
+    table = ds.data.table
+    if json_type is None:
+        return table
+
+    def has_json(feature) -> bool:
+        if isinstance(feature, json_type):
+            return True
+        if isinstance(feature, dict):
+            return any(has_json(f) for f in feature.values())
+        inner = getattr(feature, "feature", None)
+        return inner is not None and has_json(inner)
+
+    def decode(value, feature):
+        if value is None:
+            return None
+        if isinstance(feature, json_type):
+            return json.loads(value) if isinstance(value, str) else value
+        if isinstance(feature, dict) and isinstance(value, dict):
+            return {k: decode(v, feature[k]) if k in feature else v for k, v in value.items()}
+        inner = getattr(feature, "feature", None)
+        if inner is not None and isinstance(value, list):
+            return [decode(v, inner) for v in value]
+        return value
+
+    for name, feature in ds.features.items():
+        if not has_json(feature):
+            continue
+        i = table.schema.get_field_index(name)
+        try:
+            values = pa.array([decode(v, feature) for v in table.column(i).to_pylist()])
+        except (pa.ArrowException, TypeError, ValueError):
+            continue
+        table = table.set_column(i, name, values)
+    return table
