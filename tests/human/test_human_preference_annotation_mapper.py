@@ -15,7 +15,7 @@ import yaml
 from data_juicer.ops.registry import OPERATORS
 
 NAME = "human_preference_annotation_mapper"
-RECIPES = Path(__file__).parents[3] / "shared" / "dj_recipes" / "annotation"
+RECIPES = Path(__file__).parents[1] / "data" / "dj_recipes" / "annotation"  # in-repo copy of the published recipes
 ROWS = [{"id": 1, "prompt": "2+2?", "answer1": "4", "answer2": "5"},
         {"id": 2, "prompt": "Capital of France?", "answer1": "Lyon", "answer2": "Paris"},
         {"id": 3, "prompt": "Colour of the sky?", "answer1": "blue", "answer2": "green"}]
