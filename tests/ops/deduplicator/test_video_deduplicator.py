@@ -71,7 +71,7 @@ def test_kept_samples_match_data_juicer(video_dir, consider_text):
 
 def test_real_videos_match_data_juicer():
     if not all((TESTDATA / "video" / v).exists() for v in REAL_VIDEOS):
-        pytest.skip(f"real test videos not found under {TESTDATA}/video (run ../shared/testdata/fetch_testdata.sh)")
+        pytest.skip(f"real test videos not found under {TESTDATA}/video (set DJ_TESTDATA_DIR: see media_test_data.py)")
     op = make()
     batch = {"videos": [[str(TESTDATA / "video" / v)] for v in REAL_VIDEOS]}
     assert op.compute_hash(batch)[HashKeys.videohash] == [REAL_HASHES[v] for v in REAL_VIDEOS]
