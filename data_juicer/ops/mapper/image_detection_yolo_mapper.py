@@ -1,12 +1,10 @@
-from data_juicer.models.ultralytics import check_ultralytics_model, load_ultralytics_model, predict_boxes
-from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.vision_other import device_for, num_rows, row_images, row_metas
+from data_juicer.ops.common.ultralytics_boxes import UltralyticsBoxMapper
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import MetaKeys
 
 
 @OPERATORS.register_module("image_detection_yolo_mapper")
-class ImageDetectionYoloMapper(Mapper):
+class ImageDetectionYoloMapper(UltralyticsBoxMapper):
     """Detects objects in each image with an Ultralytics YOLO model and tags the sample with the
     boxes (``__dj__bbox__``: per image, a list of ``[x_center, y_center, width, height]`` in pixels)
     and their class ids (``__dj__class_label__``: per image, a list of floats).
@@ -20,10 +18,8 @@ class ImageDetectionYoloMapper(Mapper):
     folders; nothing is downloaded.
     """
 
-    _accelerator = "cuda"
-    modality = "image"
-    requires = ("torch", "ultralytics", "pillow")
-    uses_model = True
+    family = "yolo"
+    tags = (MetaKeys.bbox_tag, MetaKeys.class_label_tag)
 
     def __init__(self, imgsz: int = 640, conf: float = 0.05, iou: float = 0.5, model_path: str = "yolo11n.pt",
                  **kwargs):
@@ -33,36 +29,7 @@ class ImageDetectionYoloMapper(Mapper):
         :param iou: IoU (Intersection over Union) threshold of non-maximum suppression
         :param model_path: the YOLO weights: a path, or a file name in the model folders
         """
-        if kwargs.get("memory") is None and kwargs.get("mem_required") is None:
-            kwargs["memory"] = "800MB"
-        super().__init__(**kwargs)
-        self.imgsz = imgsz
-        self.conf = conf
-        self.iou = iou
-        self.model_path = model_path
-        check_ultralytics_model(model_path, who=self.name)
+        self._setup(imgsz, conf, iou, model_path, kwargs)
 
-    def process_batched(self, samples):
-        n = num_rows(samples)
-        metas = row_metas(samples, n)
-        col = samples.get(self.image_key)
-        rows, flat = [], []
-        for i, meta in enumerate(metas):
-            if col is None or not col[i]:
-                meta[MetaKeys.bbox_tag] = []
-                meta[MetaKeys.class_label_tag] = []
-                continue
-            if MetaKeys.bbox_tag in meta:
-                continue
-            imgs = list(row_images(self, samples, i).values())
-            rows.append((i, len(flat), len(imgs)))
-            flat.extend(imgs)
-        if not flat:
-            return samples
-        model = load_ultralytics_model(self.model_path, "yolo", device_for(self), who=self.name)
-        results = predict_boxes(model, flat, imgsz=self.imgsz, conf=self.conf, iou=self.iou)
-        for i, start, count in rows:
-            res = results[start:start + count]
-            metas[i][MetaKeys.bbox_tag] = [r.boxes.xywh.cpu().numpy().tolist() for r in res]
-            metas[i][MetaKeys.class_label_tag] = [r.boxes.cls.cpu().numpy().tolist() for r in res]
-        return samples
+    def tag_values(self, result) -> tuple:
+        return result.boxes.xywh.cpu().numpy().tolist(), result.boxes.cls.cpu().numpy().tolist()

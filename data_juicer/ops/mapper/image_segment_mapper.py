@@ -1,12 +1,9 @@
-from data_juicer.models.ultralytics import check_ultralytics_model, load_ultralytics_model, predict_boxes
-from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.vision_other import device_for, num_rows, row_images, row_metas
+from data_juicer.ops.common.ultralytics_boxes import UltralyticsBoxMapper
 from data_juicer.ops.registry import OPERATORS
-from data_juicer.utils.constant import MetaKeys
 
 
 @OPERATORS.register_module("image_segment_mapper")
-class ImageSegmentMapper(Mapper):
+class ImageSegmentMapper(UltralyticsBoxMapper):
     """Segments everything in each image with a FastSAM model (Ultralytics) and tags the sample with
     the boxes of the segments (``__dj__bbox__``: per image, a list of ``[x_center, y_center, width,
     height]`` in pixels, from full-resolution masks).
@@ -17,10 +14,8 @@ class ImageSegmentMapper(Mapper):
     folders; nothing is downloaded.
     """
 
-    _accelerator = "cuda"
-    modality = "image"
-    requires = ("torch", "ultralytics", "pillow")
-    uses_model = True
+    family = "fastsam"
+    predict_kwargs = {"retina_masks": True}
 
     def __init__(self, imgsz: int = 1024, conf: float = 0.05, iou: float = 0.5, model_path: str = "FastSAM-x.pt",
                  **kwargs):
@@ -31,33 +26,4 @@ class ImageSegmentMapper(Mapper):
         :param model_path: the FastSAM weights (``FastSAM-x.pt`` or ``FastSAM-s.pt``): a path, or a
             file name in the model folders
         """
-        if kwargs.get("memory") is None and kwargs.get("mem_required") is None:
-            kwargs["memory"] = "800MB"
-        super().__init__(**kwargs)
-        self.imgsz = imgsz
-        self.conf = conf
-        self.iou = iou
-        self.model_path = model_path
-        check_ultralytics_model(model_path, who=self.name)
-
-    def process_batched(self, samples):
-        n = num_rows(samples)
-        metas = row_metas(samples, n)
-        col = samples.get(self.image_key)
-        rows, flat = [], []
-        for i, meta in enumerate(metas):
-            if col is None or not col[i]:
-                meta[MetaKeys.bbox_tag] = []
-                continue
-            if MetaKeys.bbox_tag in meta:
-                continue
-            imgs = list(row_images(self, samples, i).values())
-            rows.append((i, len(flat), len(imgs)))
-            flat.extend(imgs)
-        if not flat:
-            return samples
-        model = load_ultralytics_model(self.model_path, "fastsam", device_for(self), who=self.name)
-        results = predict_boxes(model, flat, retina_masks=True, imgsz=self.imgsz, conf=self.conf, iou=self.iou)
-        for i, start, count in rows:
-            metas[i][MetaKeys.bbox_tag] = [r.boxes.xywh.cpu().numpy().tolist() for r in results[start:start + count]]
-        return samples
+        self._setup(imgsz, conf, iou, model_path, kwargs)
