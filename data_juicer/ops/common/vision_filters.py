@@ -133,3 +133,46 @@ class VideoFrameModelFilter(ImageModelFilter):
                 pos += n
             stats[i][key] = vals
         return samples
+
+
+class TextMediaMatchFilter(Filter):
+    """Base of the filters that score each text chunk against its images or video frames with a
+    model (``image_text_matching_filter``, ``image_text_similarity_filter``,
+    ``video_frames_text_similarity_filter``): one stat value per chunk under ``stat_key``, kept by
+    ``any``/``all`` of the chunks being in ``[min_score, max_score]``."""
+
+    _accelerator = "cuda"
+    modality = "multimodal"
+    uses_model = True
+    stat_key: ClassVar[str] = ""
+    model_attr: ClassVar[str] = ""  # the parameter naming the model (``hf_clip``, ``hf_blip``)
+
+    def setup_match(self, model: str, trust_remote_code: bool, min_score: float, max_score: float,
+                    horizontal_flip: bool, vertical_flip: bool, any_or_all: str, reduce_mode: str,
+                    kwargs: dict) -> None:
+        from data_juicer.models.vision import check_vision_model
+        from data_juicer.ops.common.vision import REDUCE_MODES
+
+        kwargs.setdefault("memory", kwargs.get("mem_required") or "1500MB")
+        Filter.__init__(self, **kwargs)
+        check_choice(reduce_mode, REDUCE_MODES, "Reduce mode", self.name)
+        check_choice(any_or_all, ANY_OR_ALL, "Keep strategy", self.name)
+        setattr(self, self.model_attr, model)
+        self.trust_remote_code = trust_remote_code
+        self.min_score = min_score
+        self.max_score = max_score
+        self.horizontal_flip = horizontal_flip
+        self.vertical_flip = vertical_flip
+        self.any = any_or_all == "any"
+        self.reduce_mode = reduce_mode
+        check_vision_model(model, who=self.name)
+
+    def load_model(self):
+        """``(model, processor)``, loaded once per worker."""
+        from data_juicer.models.vision import load_vision_model, op_device
+
+        return load_vision_model(getattr(self, self.model_attr), who=self.name, device=op_device(self),
+                                 trust_remote_code=self.trust_remote_code)
+
+    def process_batched(self, samples):
+        return [keep_by(self, s[self.stat_key], self.min_score, self.max_score, self.any) for s in samples[Fields.stats]]

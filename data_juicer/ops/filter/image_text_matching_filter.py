@@ -1,15 +1,13 @@
-from data_juicer.models.vision import check_vision_model, load_vision_model, op_device
 from data_juicer.models.vision_scores import blip_itm_probs
-from data_juicer.ops.base import Filter
 from data_juicer.ops.common.special_tokens import special_tokens
-from data_juicer.ops.common.vision import (ANY_OR_ALL, REDUCE_MODES, ModelChecks, check_choice, flip, keep_by,
-                                           load_images, reduce_scores, text_media_chunks)
+from data_juicer.ops.common.vision import ModelChecks, flip, load_images, reduce_scores, text_media_chunks
+from data_juicer.ops.common.vision_filters import TextMediaMatchFilter
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
 
 @OPERATORS.register_module("image_text_matching_filter")
-class ImageTextMatchingFilter(ModelChecks, Filter):
+class ImageTextMatchingFilter(ModelChecks, TextMediaMatchFilter):
     """Keeps samples whose text chunks match their images under BLIP's image-text matching head
     (stat ``image_text_matching_score``: one value per chunk of the text holding image tokens).
 
@@ -19,10 +17,9 @@ class ImageTextMatchingFilter(ModelChecks, Filter):
     sample without images is kept.
     """
 
-    _accelerator = "cuda"
-    modality = "multimodal"
     requires = ("torch", "transformers", "pillow")
-    uses_model = True
+    stat_key = StatsKeys.image_text_matching_score
+    model_attr = "hf_blip"
     uses = (InterVars.loaded_images,)
     model_params = {"hf_blip": "Salesforce/blip-itm-base-coco"}
 
@@ -48,19 +45,8 @@ class ImageTextMatchingFilter(ModelChecks, Filter):
         :param any_or_all: keep a sample when ``any`` of its chunks is in range, or only when ``all`` are
         :param reduce_mode: how a chunk with several images is reduced: ``avg``, ``max`` or ``min``
         """
-        kwargs.setdefault("memory", kwargs.get("mem_required") or "1500MB")
-        super().__init__(**kwargs)
-        check_choice(reduce_mode, REDUCE_MODES, "Reduce mode", self.name)
-        check_choice(any_or_all, ANY_OR_ALL, "Keep strategy", self.name)
-        self.hf_blip = hf_blip
-        self.trust_remote_code = trust_remote_code
-        self.min_score = min_score
-        self.max_score = max_score
-        self.horizontal_flip = horizontal_flip
-        self.vertical_flip = vertical_flip
-        self.any = any_or_all == "any"
-        self.reduce_mode = reduce_mode
-        check_vision_model(hf_blip, who=self.name)
+        self.setup_match(hf_blip, trust_remote_code, min_score, max_score, horizontal_flip, vertical_flip,
+                         any_or_all, reduce_mode, kwargs)
 
     def compute_stats_batched(self, samples, context=False):
         stats = samples[Fields.stats]
@@ -81,13 +67,8 @@ class ImageTextMatchingFilter(ModelChecks, Filter):
                 pairs += [(flipped[p], text) for p in paths]
         if not pairs:
             return samples
-        model, proc = load_vision_model(self.hf_blip, who=self.name, device=op_device(self),
-                                        trust_remote_code=self.trust_remote_code)
+        model, proc = self.load_model()
         probs = blip_itm_probs(model, proc, pairs)
         for i, start, n in chunks:
             stats[i][key].append(reduce_scores(probs[start:start + n], self.reduce_mode))
         return samples
-
-    def process_batched(self, samples):
-        key = StatsKeys.image_text_matching_score
-        return [keep_by(self, s[key], self.min_score, self.max_score, self.any) for s in samples[Fields.stats]]

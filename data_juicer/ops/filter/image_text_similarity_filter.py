@@ -1,15 +1,13 @@
-from data_juicer.models.vision import check_vision_model, load_vision_model, op_device
 from data_juicer.models.vision_scores import clip_image_embeds, clip_logit_scale, clip_text_embeds
-from data_juicer.ops.base import Filter
 from data_juicer.ops.common.special_tokens import special_tokens
-from data_juicer.ops.common.vision import (ANY_OR_ALL, REDUCE_MODES, ModelChecks, check_choice, flip, keep_by,
-                                           load_images, reduce_scores, text_media_chunks)
+from data_juicer.ops.common.vision import ModelChecks, flip, load_images, reduce_scores, text_media_chunks
+from data_juicer.ops.common.vision_filters import TextMediaMatchFilter
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
 
 @OPERATORS.register_module("image_text_similarity_filter")
-class ImageTextSimilarityFilter(ModelChecks, Filter):
+class ImageTextSimilarityFilter(ModelChecks, TextMediaMatchFilter):
     """Keeps samples whose text chunks match their images under CLIP (stat ``image_text_similarity``:
     one value per chunk of the text holding image tokens).
 
@@ -20,10 +18,9 @@ class ImageTextSimilarityFilter(ModelChecks, Filter):
     sample once. A sample without images is kept.
     """
 
-    _accelerator = "cuda"
-    modality = "multimodal"
     requires = ("torch", "transformers", "pillow")
-    uses_model = True
+    stat_key = StatsKeys.image_text_similarity
+    model_attr = "hf_clip"
     uses = (InterVars.loaded_images,)
     model_params = {"hf_clip": "openai/clip-vit-base-patch32"}
 
@@ -49,19 +46,8 @@ class ImageTextSimilarityFilter(ModelChecks, Filter):
         :param any_or_all: keep a sample when ``any`` of its chunks is in range, or only when ``all`` are
         :param reduce_mode: how a chunk with several images is reduced: ``avg``, ``max`` or ``min``
         """
-        kwargs.setdefault("memory", kwargs.get("mem_required") or "1500MB")
-        super().__init__(**kwargs)
-        check_choice(reduce_mode, REDUCE_MODES, "Reduce mode", self.name)
-        check_choice(any_or_all, ANY_OR_ALL, "Keep strategy", self.name)
-        self.hf_clip = hf_clip
-        self.trust_remote_code = trust_remote_code
-        self.min_score = min_score
-        self.max_score = max_score
-        self.horizontal_flip = horizontal_flip
-        self.vertical_flip = vertical_flip
-        self.any = any_or_all == "any"
-        self.reduce_mode = reduce_mode
-        check_vision_model(hf_clip, who=self.name)
+        self.setup_match(hf_clip, trust_remote_code, min_score, max_score, horizontal_flip, vertical_flip,
+                         any_or_all, reduce_mode, kwargs)
 
     def compute_stats_batched(self, samples, context=False):
         stats = samples[Fields.stats]
@@ -92,8 +78,7 @@ class ImageTextSimilarityFilter(ModelChecks, Filter):
             stats[i][key] = []
         if not chunks:
             return samples
-        model, proc = load_vision_model(self.hf_clip, who=self.name, device=op_device(self),
-                                        trust_remote_code=self.trust_remote_code)
+        model, proc = self.load_model()
         img = clip_image_embeds(model, proc, images)
         txt = clip_text_embeds(model, proc, texts)
         scale = clip_logit_scale(model) / 100.0
@@ -101,7 +86,3 @@ class ImageTextSimilarityFilter(ModelChecks, Filter):
             sims = (txt[t:t + 1] @ img[pos].T * scale).flatten().tolist()
             stats[i][key].append(reduce_scores(sims, self.reduce_mode))
         return samples
-
-    def process_batched(self, samples):
-        key = StatsKeys.image_text_similarity
-        return [keep_by(self, s[key], self.min_score, self.max_score, self.any) for s in samples[Fields.stats]]

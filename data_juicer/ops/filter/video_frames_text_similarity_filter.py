@@ -1,17 +1,15 @@
 from pydantic import PositiveInt
 
-from data_juicer.models.vision import check_vision_model, load_vision_model, op_device
 from data_juicer.models.vision_scores import clip_image_embeds, clip_logit_scale, clip_text_embeds
-from data_juicer.ops.base import Filter
 from data_juicer.ops.common.special_tokens import special_tokens
-from data_juicer.ops.common.vision import (ANY_OR_ALL, FRAME_SAMPLING, REDUCE_MODES, ModelChecks, check_choice, flip,
-                                           keep_by, reduce_scores, text_media_chunks)
+from data_juicer.ops.common.vision import FRAME_SAMPLING, ModelChecks, check_choice, flip, reduce_scores, text_media_chunks
+from data_juicer.ops.common.vision_filters import TextMediaMatchFilter
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 
 
 @OPERATORS.register_module("video_frames_text_similarity_filter")
-class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
+class VideoFramesTextSimilarityFilter(ModelChecks, TextMediaMatchFilter):
     """Keeps samples whose text chunks match their videos' sampled frames under CLIP (stat
     ``video_frames_text_similarity``: one value per chunk of the text holding video tokens).
 
@@ -21,10 +19,9 @@ class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
     batch are embedded together; frames come from the media layer (shared within a fused pass).
     """
 
-    _accelerator = "cuda"
-    modality = "multimodal"
     requires = ("torch", "transformers", "pillow", "av")
-    uses_model = True
+    stat_key = StatsKeys.video_frames_text_similarity
+    model_attr = "hf_clip"
     uses = (InterVars.loaded_videos, InterVars.sampled_frames)
     model_params = {"hf_clip": "openai/clip-vit-base-patch32"}
 
@@ -54,22 +51,11 @@ class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
         :param any_or_all: keep a sample when ``any`` of its chunks is in range, or only when ``all`` are
         :param reduce_mode: how a chunk's frame similarities are reduced: ``avg``, ``max`` or ``min``
         """
-        kwargs.setdefault("memory", kwargs.get("mem_required") or "1500MB")
-        super().__init__(**kwargs)
+        self.setup_match(hf_clip, trust_remote_code, min_score, max_score, horizontal_flip, vertical_flip,
+                         any_or_all, reduce_mode, kwargs)
         check_choice(frame_sampling_method, FRAME_SAMPLING, "Frame sampling method", self.name)
-        check_choice(reduce_mode, REDUCE_MODES, "Reduce mode", self.name)
-        check_choice(any_or_all, ANY_OR_ALL, "Keep strategy", self.name)
-        self.hf_clip = hf_clip
-        self.trust_remote_code = trust_remote_code
-        self.min_score = min_score
-        self.max_score = max_score
         self.frame_sampling_method = frame_sampling_method
         self.frame_num = frame_num
-        self.horizontal_flip = horizontal_flip
-        self.vertical_flip = vertical_flip
-        self.any = any_or_all == "any"
-        self.reduce_mode = reduce_mode
-        check_vision_model(hf_clip, who=self.name)
 
     def compute_stats_batched(self, samples, context=False):
         from data_juicer.media.video import load_row_video_frames
@@ -95,8 +81,7 @@ class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
                 texts.append(text)
         if not chunks:
             return samples
-        model, proc = load_vision_model(self.hf_clip, who=self.name, device=op_device(self),
-                                        trust_remote_code=self.trust_remote_code)
+        model, proc = self.load_model()
         img = clip_image_embeds(model, proc, frames) if frames else None
         txt = clip_text_embeds(model, proc, texts)
         scale = clip_logit_scale(model) / 100.0
@@ -107,7 +92,3 @@ class VideoFramesTextSimilarityFilter(ModelChecks, Filter):
             sims = (txt[t:t + 1] @ img[pos].T * scale).flatten().tolist()
             stats[i][key].append(reduce_scores(sims, self.reduce_mode))
         return samples
-
-    def process_batched(self, samples):
-        key = StatsKeys.video_frames_text_similarity
-        return [keep_by(self, s[key], self.min_score, self.max_score, self.any) for s in samples[Fields.stats]]
