@@ -37,6 +37,7 @@ class LocalRun:
         self.clock = clock
         self.result: Optional[LineageResult] = None
         self.runtime: Optional[LineageRuntime] = None
+        self._reported = 0
         self._gen = self._run()
 
     def __iter__(self):
@@ -44,6 +45,13 @@ class LocalRun:
 
     def __next__(self) -> Finished:
         return next(self._gen)
+
+    @property
+    def backlog(self) -> int:
+        """Finished roots not handed over yet (0: the next ``next`` computes or waits first);
+        in completion order. A consumer can batch what it received until this is 0."""
+        rt = self.runtime
+        return 0 if rt is None else len(rt.completed) - self._reported
 
     def _run(self) -> Iterator[Finished]:
         t0 = time.perf_counter()
@@ -63,6 +71,7 @@ class LocalRun:
             while reported < len(rt.completed):
                 i = rt.completed[reported]
                 reported += 1
+                self._reported = reported
                 if self.order == "completion":
                     yield rt.finished(i)
                 else:

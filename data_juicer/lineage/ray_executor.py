@@ -90,6 +90,58 @@ def _worker_class(ray):
     return CallWorker
 
 
+class _DriverReplica:
+    """A replica of a CPU call in a driver thread, for the seconds its actors take to start.
+
+    Starting a Ray worker process costs seconds (more on a loaded machine), and nothing the
+    actors hold can finish before that. Meanwhile this replica is built in a thread (its
+    ``setup`` too) and runs one batch at a time, so the first parents finish as soon as the
+    driver can compute them. It takes no batch once any actor of its pool has answered (the
+    run then uses exactly the resources the call declares); the batch it holds finishes. With
+    ``fresh_queued`` it takes only parents with nothing in flight for the call, as a batch queued
+    at a busy replica does."""
+
+    def __init__(self, call):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lineage-{call.name}")
+        self.built = self.exec.submit(Replica, call)
+        self.current = None  # (future, batch) in flight
+        self.retired = False
+
+    def ready(self) -> bool:
+        """Built and idle (a build that raised retires it: the actors will report that error)."""
+        if self.retired or self.current is not None or not self.built.done():
+            return False
+        if self.built.exception() is not None:
+            self.retired = True
+            return False
+        return True
+
+    def submit(self, batch) -> None:
+        replica = self.built.result()
+        self.current = (self.exec.submit(replica.run, batch.args, list(batch.keys)), batch)
+
+    def take_done(self):
+        """(batch, (ok, payload, skipped)) when the batch it holds is done, else None."""
+        if self.current is None or not self.current[0].done():
+            return None
+        fut, batch = self.current
+        self.current = None
+        return batch, fut.result()
+
+    def withdraw(self, keys) -> int:
+        if self.current is None or not self.built.done() or self.built.exception() is not None:
+            return 0
+        held = set(self.current[1].keys)
+        ks = [k for k in keys if k in held]
+        return self.built.result().withdraw(ks) if ks else 0
+
+    def close(self) -> None:
+        self.retired = True
+        self.exec.shutdown(wait=False)
+
+
 def plan_cpus(plan: Plan, cluster: dict) -> dict[str, float]:
     """CPUs per replica of each call (``Plan.pool_cpus``; kept here for older callers)."""
     return plan.pool_cpus(cluster)
@@ -108,6 +160,7 @@ class _Pool:
         self.slots = slots_per_replica
         self.deaths = 0  # replicas lost since the last batch that came back
         self.holder: dict = {}  # key of an item in flight -> the replica holding its batch
+        self.up = False  # an actor has answered (its worker process started)
 
     def free(self) -> Optional[int]:
         i = min(range(len(self.load)), key=self.load.__getitem__)
@@ -166,6 +219,10 @@ def iter_ray(plan: Plan, roots: Iterable[dict], **options) -> Iterator[Finished]
     :param stall_timeout_s: no report for this long raises ``LineageDeadlock`` with the counters
     :param fresh_queued: a batch that will wait behind another at a busy replica takes only parents
         with nothing in flight for that call, so a failing parent has few siblings already sent
+    :param driver_start: while a CPU call's actors start (a Ray worker process takes seconds), a
+        replica of it built in a driver thread runs its batches, one at a time; it stops taking
+        batches as soon as an actor answers. GPU calls never. Set False when a call's setup is
+        too heavy to build twice (a large model: the driver would hold a copy)
 
     The generator's ``.result`` (on the ``RayRun`` it returns) is the ``LineageResult`` once it is
     exhausted. Breaking out of the loop stops the run and frees its actors."""
@@ -178,7 +235,7 @@ class RayRun:
     def __init__(self, plan: Plan, roots: Iterable[dict], *, order: str = "completion", window: int = 1024,
                  clock: Callable[[], float] = time.time, input_batch_size: int = 256,
                  max_active_input_batches: int = 4, slots_per_replica: int = 2, stall_timeout_s: float = 600.0,
-                 fresh_queued: bool = True):
+                 fresh_queued: bool = True, driver_start: bool = True):
         if order not in ("completion", "input"):
             raise ValueError(f"order must be 'completion' or 'input', got {order!r}")
         if window < 1:
@@ -187,7 +244,10 @@ class RayRun:
         self.input_batch_size, self.max_active = input_batch_size, max_active_input_batches
         self.slots, self.stall_timeout_s = slots_per_replica, stall_timeout_s
         self.fresh_queued = fresh_queued
+        self.driver_start = driver_start
         self.result: Optional[LineageResult] = None
+        self.runtime: Optional[LineageRuntime] = None
+        self._reported = 0
         self._gen = self._run()
 
     def __iter__(self):
@@ -199,6 +259,12 @@ class RayRun:
     def close(self) -> None:
         self._gen.close()
 
+    @property
+    def backlog(self) -> int:
+        """Finished roots not handed over yet (0: the next ``next`` dispatches or waits first)."""
+        rt = self.runtime
+        return 0 if rt is None else len(rt.completed) - self._reported
+
     def _run(self) -> Iterator[Finished]:
         import ray
 
@@ -208,12 +274,15 @@ class RayRun:
             ray.init(ignore_reinit_error=True)
         plan, clock = self.plan, self.clock
         t0 = time.perf_counter()
-        rt = LineageRuntime(plan, clock=clock)
+        rt = self.runtime = LineageRuntime(plan, clock=clock)
         # the whole cluster, not what is free this instant: a previous run's actors give their CPUs back
         # with a delay, and pools waiting for them are fine (the stall timeout still guards a real hang)
         cpus = plan_cpus(plan, ray.cluster_resources())
         pools = {n.out: _Pool(ray, n, self.slots, cpus[n.out]) for n in plan.calls if not n.call.inline}
         inline = {n.out: n.call.build() for n in plan.calls if n.call.inline}
+        helpers = {out: _DriverReplica(pool.call) for out, pool in pools.items()
+                   if self.driver_start and not pool.call.num_gpus}
+        helper_batches = 0
         source = iter(self.roots)
         exhausted = False
         active: deque[tuple[int, int]] = deque()  # (first root, end) of admitted input batches
@@ -244,6 +313,7 @@ class RayRun:
                 while reported < len(rt.completed):
                     i = rt.completed[reported]
                     reported += 1
+                    self._reported = reported
                     if self.order == "completion":
                         yield rt.finished(i)
                     else:
@@ -266,28 +336,57 @@ class RayRun:
                                 rt.report(batch, out)
                         continue
                     pool = pools[call]
+                    helper = helpers.get(call)
+                    if helper is not None:
+                        if pool.up:
+                            if helper.current is None:
+                                helper.close()
+                                del helpers[call]
+                        elif helper.ready():  # first pick: the actors' slots wait behind a starting worker
+                            # parents with items waiting at a starting actor stay there (fresh_queued)
+                            batch = rt.next_batch(call, queued=self.fresh_queued)
+                            if batch is not None:
+                                helper.submit(batch)
+                                helper_batches += 1
                     while (slot := pool.free()) is not None:
                         batch = rt.next_batch(call, queued=self.fresh_queued and pool.load[slot] > 0)
                         if batch is None:
                             break
                         in_flight[pool.submit(slot, batch)] = (batch, pool, slot)
-                if not in_flight:
+                helped = False
+                for call, helper in list(helpers.items()):
+                    got = helper.take_done()
+                    if got is not None:
+                        helped = True
+                        hb, (ok, payload, skipped) = got
+                        if ok:
+                            rt.report(hb, payload, skipped=skipped)
+                        else:
+                            rt.report_error(hb, payload, skipped=skipped)
+                helping = any(h.current is not None for h in helpers.values())
+                if not in_flight and not helping and not helped:
                     if rt.done and exhausted:
                         break
                     if not rt.has_ready() and reported == len(rt.completed):
                         rt.check_progress(in_flight=0)
                     continue
-                if ran_inline or any(len(rt.queues[c]) for c in inline):
-                    done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0)  # poll: driver work is waiting
-                    if not done:
-                        continue
-                else:
-                    done, _ = ray.wait(list(in_flight), num_returns=1, timeout=self.stall_timeout_s)
-                if not done:
-                    raise LineageDeadlock({"stalled_s": self.stall_timeout_s, **rt.progress()})
+                done = []
+                if in_flight:
+                    if helped or ran_inline or any(len(rt.queues[c]) for c in inline):
+                        timeout = 0.0  # poll: driver work is waiting
+                    elif helping:
+                        timeout = 0.005  # a driver replica is computing: poll both
+                    else:
+                        timeout = self.stall_timeout_s
+                    done, _ = ray.wait(list(in_flight), num_returns=1, timeout=timeout)
+                    if not done and timeout == self.stall_timeout_s:
+                        raise LineageDeadlock({"stalled_s": self.stall_timeout_s, **rt.progress()})
+                elif helping and not helped:
+                    time.sleep(0.002)
                 for ref in done:
                     batch, pool, slot = in_flight.pop(ref)
                     pool.returned(slot, batch)
+                    pool.up = True
                     try:
                         ok, payload, skipped = ray.get(ref)
                     except ray.exceptions.RayActorError as e:  # the replica died: replace it, let recovery decide
@@ -312,9 +411,14 @@ class RayRun:
                     for call, ks in by_call.items():
                         if call in pools:  # an inline call's batches never wait anywhere
                             withdrawn_sent += pools[call].withdraw(ks)
+                        if call in helpers:
+                            withdrawn_sent += helpers[call].withdraw(ks)
         finally:
+            for h in helpers.values():
+                h.close()
             for pool in pools.values():
                 for a in pool.actors:
                     ray.kill(a, no_restart=True)
         self.result = LineageResult.from_runtime(rt, time.perf_counter() - t0, input_batches=admitted_batches,
-                                                 cpus=cpus, withdrawals_sent=withdrawn_sent)
+                                                 cpus=cpus, withdrawals_sent=withdrawn_sent,
+                                                 driver_batches=helper_batches)

@@ -99,7 +99,8 @@ def test_queued_siblings_are_withdrawn_from_the_driver_and_skipped_by_the_replic
 
     # parent 0: 20 children, child 0 poisoned; 3 batches of 4 sent to the one replica at once
     roots = [{"items": ["p"] + list(range(1, 20))}, {"items": [1, 2]}]
-    res = run_ray(slow_program(0.3), roots, slots_per_replica=3, fresh_queued=False)
+    # driver_start off: every batch goes to the one replica, whose worker starts first
+    res = run_ray(slow_program(0.3), roots, slots_per_replica=3, fresh_queued=False, driver_start=False)
     assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT] and res.values("scores")[1] == [2, 4]
     c = res.counters["score"]
     # batch 1 ran (the trigger and 3 siblings); batches 2 and 3 were skipped on the replica (the
@@ -108,7 +109,7 @@ def test_queued_siblings_are_withdrawn_from_the_driver_and_skipped_by_the_replic
     assert (c.items, c.skipped, c.computed, c.never_dispatched, c.doomed) == (14, 8, 6, 8, 11), c
     # a RecordFailure fails the parent on the driver: the withdrawal message reaches batch 3
     roots = [{"items": ["r"] + list(range(1, 20))}, {"items": [1, 2]}]
-    res = run_ray(slow_program(1.0), roots, slots_per_replica=3, fresh_queued=False)
+    res = run_ray(slow_program(1.0), roots, slots_per_replica=3, fresh_queued=False, driver_start=False)
     c = res.counters["score"]
     assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT]
     assert c.skipped >= 4 and c.computed <= 10 and res.extra["withdrawals_sent"] >= 8, c
@@ -118,7 +119,7 @@ def test_by_default_batches_queued_at_a_busy_replica_hold_no_parent_in_flight(lo
     from data_juicer.lineage.ray_executor import run_ray
 
     roots = [{"items": ["p"] + list(range(1, 20))}, {"items": [1, 2]}]
-    res = run_ray(slow_program(0.3), roots, slots_per_replica=3)
+    res = run_ray(slow_program(0.3), roots, slots_per_replica=3, driver_start=False)
     c = res.counters["score"]
     # parent 0's siblings leave the driver only in batches for an idle replica: one batch here
     assert res.outcomes("scores") == [Outcome.FAILED, Outcome.PRESENT]
@@ -165,7 +166,48 @@ def test_setup_builds_one_instance_per_replica(local_ray):
     p.domain("doc")
     p.output("y", p.call(Call("scale", Scaler, batch_size=2, replicas=2, num_cpus=0.5).setup(3, offset=1),
                          p.input("x")))
-    res = run_ray(p.compile(), [{"x": i} for i in range(10)])
+    res = run_ray(p.compile(), [{"x": i} for i in range(10)], driver_start=False)
     assert [v for v, _ in res.values("y")] == [3 * i + 1 for i in range(10)]
     assert 1 <= len({pid for _, pid in res.values("y")}) <= 2
     assert res.metrics["scale"]["batches"] == 5
+
+
+class WherePid:
+    def __init__(self, sleep_s):
+        self.sleep_s = sleep_s
+
+    def __call__(self, xs):
+        import os
+        import time
+
+        time.sleep(self.sleep_s)
+        return [(x + 1, os.getpid()) for x in xs]
+
+
+def test_driver_start_runs_first_batches_in_the_driver_until_an_actor_answers(local_ray):
+    import os
+
+    from data_juicer.lineage.ray_executor import iter_ray
+
+    p = Program("warm")
+    p.domain("doc")
+    p.domain("part", parent="doc")
+    s = p.call(Call("work", WherePid, batch_size=2, replicas=1, num_cpus=0.5).setup(0.05), p.expand(p.input("xs"), "part"))
+    p.output("y", p.reduce(s, "doc"))
+    plan = p.compile()
+    roots = [{"xs": [i, i]} for i in range(120)]  # 120 batches of 0.05 s: the actor starts well before the end
+    stream = iter_ray(plan, roots, slots_per_replica=1)
+    got = list(stream)
+    res = stream.result
+    assert [v for v, _ in res.values("y")[7]] == [8, 8]
+    pids = [res.values("y")[f.index][0][1] for f in got]
+    me = os.getpid()
+    # the first parent in hand was computed in the driver, while the actor's worker process started
+    assert pids[0] == me and res.extra["driver_batches"] >= 1
+    # then the actor took over: the driver takes no batch once it has answered
+    assert pids[-1] != me and res.extra["driver_batches"] < 120
+    first_actor = next(i for i, q in enumerate(pids) if q != me)
+    assert all(q != me for q in pids[first_actor + 2:])  # at most the batch the driver held finishes after
+    assert [v for v, _ in sum(res.values("y"), [])] == [i + 1 for i in range(120) for _ in range(2)]
+    off = list(iter_ray(plan, roots[:4], driver_start=False))
+    assert len(off) == 4 and all(f.values["y"][0][1] != me for f in off)

@@ -192,58 +192,89 @@ class FanOutStage:
     # -- running ---------------------------------------------------------------------------
     def run(self, rows: Sequence[dict], ledger: Optional[Callable[[list[dict]], Any]] = None, **engine_kwargs):
         """The stage's output rows; ``ledger(entries)`` receives failed children and parents."""
+        done: list[tuple[int, list[dict]]] = []
+        for burst in self.iter_bursts(rows, ledger=ledger, **engine_kwargs):
+            done.extend(burst)
+        done.sort(key=lambda x: x[0])
+        return [r for _, out in done for r in out]
+
+    def iter_bursts(self, rows: Sequence[dict], ledger: Optional[Callable[[list[dict]], Any]] = None,
+                    **engine_kwargs):
+        """Each sample's output rows as soon as the sample is finished: yields lists of
+        ``(sample index, its output rows)``, one list per burst of samples that finished together
+        (the engine is about to compute again, or wait, after it). The ledger entries are written
+        at the end, in sample order, as ``run`` writes them."""
         import time
 
         t0 = time.perf_counter()
         roots = ({"row": r} for r in rows)
         if self.engine == "ray":
-            from data_juicer.lineage.ray_executor import run_ray
+            from data_juicer.lineage.ray_executor import iter_ray
 
-            result = run_ray(self.plan, roots, **engine_kwargs)
+            stream = iter_ray(self.plan, roots, **engine_kwargs)
         else:
-            from data_juicer.lineage.local import run_local
+            from data_juicer.lineage.local import iter_local
 
-            result = run_local(self.plan, roots, **engine_kwargs)
-        self.report = StageReport(parents_in=len(rows))
-        failures = {f.key.path: f for f in result.failures}
-        out_rows, errors = [], []
+            stream = iter_local(self.plan, roots, **engine_kwargs)
+        self.report = report = StageReport(parents_in=len(rows))
+        failures: dict[tuple, Any] = {}
+        seen = 0
         names = {n.out: n.call.name for n in self.plan.calls}
-        for i, (parent, outputs) in enumerate(zip(rows, result.outputs)):
-            outcome, children = outputs["children"]
-            if outcome is not Outcome.PRESENT:  # the expander failed on this sample
-                f = failures.get((i,))
-                errors.append(_entry(names.get(f.call, f.call) if f else "expand", f.reason if f else outcome.value,
-                                     parent))
-                continue
-            self.report.children += len(children)
-            kept = [_strip(v) for o, v in children if o == "present"]
-            self.report.children_kept += len(kept)
-            for j, (o, _) in enumerate(children):
-                if o == "failed":
-                    self.report.children_failed += 1
-                    f = failures.get((i, j))
-                    errors.append(_entry(names.get(f.call, f.call) if f else "?", f.reason if f else "failed",
-                                         parent, child=j))
-            if self.output == "children":
-                out_rows.extend(kept)
-                continue
-            failed = sum(o in ("failed", "suppressed") for o, _ in children)
-            if (self.drop_parents == "no_survivors" and not kept) or \
-                    (self.drop_parents == "all_failed" and children and failed == len(children)):
-                continue
-            row = dict(parent)
-            if self.children_key:
-                row[self.children_key] = [{k: c.get(k) for k in self.child_fields} if self.child_fields
-                                          else c.get(self.text_key) for c in kept]
-            if self.child_stats_key:
-                row[self.child_stats_key] = [c.get(Fields.stats) or {} for c in kept]
-            out_rows.append(row)
-        self.report.parents_out = len(out_rows) if self.output == "parents" else self.report.parents_in
-        self.report.seconds = time.perf_counter() - t0
-        self.result = result
+        errors: list[tuple[int, list[dict]]] = []
+        burst: list[tuple[int, list[dict]]] = []
+        out_rows = 0
+        for f in stream:
+            rt = stream.runtime
+            for rec in rt.failures[seen:]:  # the last record per entity, as the result's list gives it
+                failures[rec.key.path] = rec
+            seen = len(rt.failures)
+            out, errs = self._parent_rows(f.index, rows[f.index], f.values["children"], f.outcome, failures, names)
+            out_rows += len(out)
+            if errs:
+                errors.append((f.index, errs))
+            burst.append((f.index, out))
+            if not stream.backlog:
+                yield burst
+                burst = []
+        if burst:
+            yield burst
+        report.parents_out = out_rows if self.output == "parents" else report.parents_in
+        report.seconds = time.perf_counter() - t0
+        self.result = stream.result
         if errors and ledger is not None:
-            ledger(errors)
-        return out_rows
+            errors.sort(key=lambda x: x[0])
+            ledger([e for _, errs in errors for e in errs])
+
+    def _parent_rows(self, i: int, parent: dict, children, outcome, failures: dict, names: dict):
+        """(output rows, ledger entries) of one finished sample."""
+        errors: list[dict] = []
+        if outcome is not Outcome.PRESENT:  # the expander failed on this sample
+            f = failures.get((i,))
+            errors.append(_entry(names.get(f.call, f.call) if f else "expand", f.reason if f else outcome.value,
+                                 parent))
+            return [], errors
+        self.report.children += len(children)
+        kept = [_strip(v) for o, v in children if o == "present"]
+        self.report.children_kept += len(kept)
+        for j, (o, _) in enumerate(children):
+            if o == "failed":
+                self.report.children_failed += 1
+                f = failures.get((i, j))
+                errors.append(_entry(names.get(f.call, f.call) if f else "?", f.reason if f else "failed",
+                                     parent, child=j))
+        if self.output == "children":
+            return kept, errors
+        failed = sum(o in ("failed", "suppressed") for o, _ in children)
+        if (self.drop_parents == "no_survivors" and not kept) or \
+                (self.drop_parents == "all_failed" and children and failed == len(children)):
+            return [], errors
+        row = dict(parent)
+        if self.children_key:
+            row[self.children_key] = [{k: c.get(k) for k in self.child_fields} if self.child_fields
+                                      else c.get(self.text_key) for c in kept]
+        if self.child_stats_key:
+            row[self.child_stats_key] = [c.get(Fields.stats) or {} for c in kept]
+        return [row], errors
 
 
 def _entry(op: str, reason: str, parent: dict, child: Optional[int] = None) -> dict:
