@@ -11,8 +11,8 @@ px a side, some very wide or tall) and re-encodings (JPEG/PNG), 1 to 3 images pe
 
 Recipe (same YAML for both systems): image_shape_filter, image_aspect_ratio_filter,
 image_size_filter, image_subplot_filter, image_face_count_filter (OpenCV's Haar cascade), with
-bounds that keep most samples. Each system runs as a subprocess (``benchlib.run_measured``: wall
-time, peak PSS of the process tree) through a small wrapper that prints the process's open file
+bounds that keep most samples. Each system runs as a subprocess (``_bench.run_one``: wall time, CPU seconds
+and peak PSS of the process tree) through a small wrapper that prints the process's open file
 descriptors after the run, minus those open before it (``fds left``). ``--with-dj`` needs a
 Data-Juicer 1.6.1 venv (``DJ_REF_VENV``, default /work/djref-media) with opencv-contrib-python<5;
 the stats of both are then compared (largest difference).
@@ -28,14 +28,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
+sys.path.insert(0, str(HERE))
 
-import benchlib  # noqa: E402
+import _bench
+import benchlib
 
 IMG = "<__dj__image>"
-WRAP = ("import gc, importlib, os, sys; before = len(os.listdir('/proc/self/fd')); "
-        "sys.argv = ['dj-process'] + sys.argv[2:]; rc = importlib.import_module('{mod}').main(); gc.collect(); "
-        "print('OPEN_FDS_LEFT', len(os.listdir('/proc/self/fd')) - before, flush=True); "
-        "sys.exit(0 if rc is None else rc)")
 
 
 def photos() -> list[Path]:
@@ -100,20 +98,6 @@ def recipe(data: Path, export: Path, np_: int, fusion: bool) -> dict:
     }
 
 
-def run_one(label: str, python: str, module: str, cfg: dict, work: Path, env: dict) -> dict:
-    path = work / f"recipe_{label}.yaml"
-    benchlib.dump_yaml(cfg, path)
-    argv = [python, "-c", WRAP.replace("{mod}", module), "--", "--config", str(path)]
-    res = benchlib.run_measured(argv, work / f"log_{label}.txt", env=env, cwd=work)
-    n = benchlib.count_lines(cfg["export_path"]) if os.path.exists(cfg["export_path"]) else 0
-    fds = None
-    for line in open(res["log"], encoding="utf-8", errors="replace"):
-        if line.startswith("OPEN_FDS_LEFT"):
-            fds = int(line.split()[1])
-    res.update(label=label, rows_out=n, fds_left=fds)
-    return res
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1000, help="images")
@@ -127,24 +111,24 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     data = make_data(work, args.n)
     samples = benchlib.count_lines(data)
-    env = benchlib.offline_env({"OMP_NUM_THREADS": "1"})
-    results = [run_one("ours", sys.executable, "data_juicer.cli.process",
-                       recipe(data, work / "out_ours" / "result.jsonl", args.np, args.op_fusion), work, env)]
+    results = [_bench.run_one("image_ours", sys.executable, _bench.OURS_MODULE,
+                              recipe(data, work / "out_image_ours" / "result.jsonl", args.np, args.op_fusion), work,
+                              _bench.ours_env())]
     if args.with_dj:
-        py, _ = benchlib.dj_paths(args.dj_python)
-        results.append(run_one("dj", py, "data_juicer.tools.process_data",
-                               recipe(data, work / "out_dj" / "result.jsonl", args.np, args.op_fusion), work,
-                               benchlib.offline_env({"OMP_NUM_THREADS": "1"}, reference=True)))
+        results.append(_bench.run_one("image_dj", _bench.dj_python(args.dj_python), _bench.DJ_MODULE,
+                                      recipe(data, work / "out_image_dj" / "result.jsonl", args.np, args.op_fusion),
+                                      work, _bench.dj_env()))
     rows = []
     for r in results:
         r["images_per_s"] = args.n / r["wall_s"] if r["rc"] == 0 else float("nan")
-        rows.append([r["label"], r["rc"], f"{r['wall_s']:.1f}", f"{r['images_per_s']:.1f}", r["rows_out"],
-                     f"{r['peak_pss_tree_mb']:.0f}", r["fds_left"]])
+        rows.append([r["label"], r["rc"], f"{r['wall_s']:.1f}", f"{r['images_per_s']:.1f}", f"{r['cpu_s']:.1f}",
+                     r["rows_out"], f"{r['peak_pss_tree_mb']:.0f}", r["fds_left"]])
     print(f"{args.n} images in {samples} samples, np={args.np}, op_fusion={args.op_fusion}")
-    print(benchlib.fmt_table(["system", "rc", "wall s", "images/s", "samples out", "peak PSS MB", "fds left"], rows))
+    print(benchlib.fmt_table(["system", "rc", "wall s", "images/s", "CPU s", "samples out", "peak PSS MB",
+                                  "fds left"], rows))
     if args.with_dj and all(r["rc"] == 0 for r in results):
-        ours = {r["id"]: r for r in benchlib.load_jsonl(work / "out_ours" / "result.jsonl")}
-        ref = {r["id"]: r for r in benchlib.load_jsonl(work / "out_dj" / "result.jsonl")}
+        ours = {r["id"]: r for r in benchlib.load_jsonl(work / "out_image_ours" / "result.jsonl")}
+        ref = {r["id"]: r for r in benchlib.load_jsonl(work / "out_image_dj" / "result.jsonl")}
         worst, keys = 0.0, set()
         for i in set(ours) & set(ref):
             a, b = ours[i].get("__dj__stats__", {}), ref[i].get("__dj__stats__", {})
@@ -155,8 +139,8 @@ def main() -> int:
                     worst = max([worst] + [abs(float(x) - float(y)) for x, y in zip(v, w)])
                 elif v != w:
                     worst = float("inf")
-        print(f"same samples kept: {sorted(ours) == sorted(ref)}; speed-up: "
-              f"{results[1]['wall_s'] / results[0]['wall_s']:.2f}x; largest stat difference: {worst:.2e}")
+        print(f"same samples kept: {sorted(ours) == sorted(ref)}; largest stat difference: {worst:.2e}")
+        print(_bench.speedup_line(results, "images", args.n))
     (work / "image_results.json").write_text(json.dumps({"n": args.n, "np": args.np, "runs": results}, indent=2))
     for r in results:
         if r["rc"] != 0:
