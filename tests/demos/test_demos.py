@@ -124,7 +124,7 @@ def test_ray_matches_the_default_executor(tmp_path):
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     rows, stats, export = dj("ray", tmp_path / "ray")
-    default, default_stats, default_export = dj("process", tmp_path / "default")
+    _, default_stats, default_export = dj("process", tmp_path / "default")
     assert ids(rows) == [0, 1, 3, 6, 8, 9]
     assert export.read_bytes() == default_export.read_bytes() and stats == default_stats
 

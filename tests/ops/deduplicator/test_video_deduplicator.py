@@ -1,7 +1,7 @@
 import hashlib
 
 import pytest
-from media_test_data import REAL_VIDEOS, TESTDATA, synthetic_images, videos
+from media_test_data import REAL_VIDEOS, fetched_testdata, synthetic_images, videos
 
 av = pytest.importorskip("av")
 pytest.importorskip("PIL")
@@ -70,10 +70,11 @@ def test_kept_samples_match_data_juicer(video_dir, consider_text):
 
 
 def test_real_videos_match_data_juicer():
-    if not all((TESTDATA / "video" / v).exists() for v in REAL_VIDEOS):
-        pytest.skip(f"real test videos not found under {TESTDATA}/video (set DJ_TESTDATA_DIR: see media_test_data.py)")
+    root = fetched_testdata()
+    missing = [v for v in REAL_VIDEOS if not (root / "video" / v).exists()]
+    assert not missing, f"tools/fetch_testdata.sh left out {missing} under {root}/video"
     op = make()
-    batch = {"videos": [[str(TESTDATA / "video" / v)] for v in REAL_VIDEOS]}
+    batch = {"videos": [[str(root / "video" / v)] for v in REAL_VIDEOS]}
     assert op.compute_hash(batch)[HashKeys.videohash] == [REAL_HASHES[v] for v in REAL_VIDEOS]
 
 
