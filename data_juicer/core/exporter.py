@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import uuid
 from dataclasses import dataclass
 from typing import Optional
@@ -56,6 +58,11 @@ def _row_batches(table: pa.Table, indices, batch_rows: int):
 def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096, indices=None) -> None:
     """One JSON object per line, UTF-8 kept, formatted as Data-Juicer writes (``json.dumps``), so
     the same data gives byte-identical files. ``indices``: write only these rows, in this order."""
+    os.replace(_jsonl_tmp(table, path, batch_rows, indices), path)
+
+
+def _jsonl_tmp(table: pa.Table, path: str, batch_rows: int = 4096, indices=None) -> str:
+    """Write the rows to a temporary name beside ``path``; return that name (removed on failure)."""
     tmp = _tmp_name(path)
     dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     try:
@@ -65,11 +72,11 @@ def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096, indices=None
                 if rows:
                     f.write("\n".join(map(dumps, rows)))
                     f.write("\n")
-        os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+    return tmp
 
 
 def _json_default(obj):
@@ -83,23 +90,30 @@ def _json_default(obj):
 
 
 def write_parquet(table: pa.Table, path: str) -> None:
+    os.replace(_parquet_tmp(table, path), path)
+
+
+def _parquet_tmp(table: pa.Table, path: str) -> str:
     import pyarrow.parquet as pq
 
     tmp = _tmp_name(path)
     try:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+    return tmp
 
 
-def _write(table: pa.Table, path: str, fmt: str) -> None:
-    if fmt == "parquet":
-        write_parquet(table, path)
-    else:
-        write_jsonl(table, path)
+def _write_tmp(table: pa.Table, path: str, fmt: str) -> str:
+    return _parquet_tmp(table, path) if fmt == "parquet" else _jsonl_tmp(table, path)
+
+
+def _temp_pattern(export_path: str):
+    """Temporary files and part folders an export to ``export_path`` makes (result, shards, stats)."""
+    stem = os.path.basename(export_path).split(".")[0]
+    return re.compile(rf"^\.{re.escape(stem)}[^/]*\.(tmp|parts)-[0-9a-f]{{8}}$")
 
 
 @dataclass
@@ -120,6 +134,7 @@ class Exporter:
         self.keep_hashes = keep_hashes_in_res_ds
         self.export_stats = export_stats
         self.num_proc = num_proc
+        self.clean_temps()
 
     def split(self, table: pa.Table) -> tuple[pa.Table, Optional[pa.Table]]:
         """(the rows as they are exported, their stats table or None) of a table or one block of it."""
@@ -148,27 +163,80 @@ class Exporter:
         stem = os.path.basename(self.export_path).split(".")[0]
         return [os.path.join(d, f"{stem}-{i:0{width}d}-of-{num:0{width}d}.{self.fmt}") for i in range(num)]
 
+    def clean_temps(self) -> list[str]:
+        """Remove the temporary files and part folders an earlier, killed export to this path left."""
+        folder = os.path.dirname(os.path.abspath(self.export_path))
+        if not os.path.isdir(folder):
+            return []
+        pattern, removed = _temp_pattern(self.export_path), []
+        for name in os.listdir(folder):
+            if pattern.match(name):
+                path = os.path.join(folder, name)
+                if os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    try:
+                        os.remove(path)
+                    except FileNotFoundError:
+                        pass
+                removed.append(path)
+        if removed:
+            from loguru import logger
+
+            logger.info(f"removed {len(removed)} temporary file(s) an interrupted export left: {removed[:3]}")
+        return removed
+
+    def remove_stale(self, files: list[str], stats_file: Optional[str]) -> None:
+        """Just before the new files take their names: remove what an earlier run wrote for this
+        export path that the new result does not replace (its stats file, other shards, the
+        unsharded file), so no old file stays beside the new result."""
+        keep = {os.path.abspath(f) for f in files}
+        stale = []
+        old_stats = stats_path_for(self.export_path, self.fmt)
+        if stats_file is None and os.path.exists(old_stats):
+            stale.append(old_stats)
+        folder = os.path.dirname(os.path.abspath(self.export_path))
+        stem = os.path.basename(self.export_path).split(".")[0]
+        shard = re.compile(rf"^{re.escape(stem)}-\d+-of-\d+\.{re.escape(self.fmt)}$")
+        if os.path.isdir(folder):
+            stale += [os.path.join(folder, n) for n in os.listdir(folder) if shard.match(n)]
+        stale.append(os.path.abspath(self.export_path))
+        for f in stale:
+            if os.path.abspath(f) not in keep and os.path.isfile(f):
+                os.remove(f)
+
     def export(self, table: pa.Table, indices=None) -> ExportReport:
-        """Write the rows of ``table`` (or only ``indices`` of them, in that order)."""
+        """Write the rows of ``table`` (or only ``indices`` of them, in that order): every file under a
+        temporary name first, then all renamed at once (stale files of an earlier run removed)."""
         os.makedirs(os.path.dirname(os.path.abspath(self.export_path)) or ".", exist_ok=True)
         table, stats = self.split(table)
-        stats_file = None
-        if stats is not None:
-            stats_file = stats_path_for(self.export_path, self.fmt)
-            write_jsonl(stats, stats_file, indices=indices)
-        if self.export_shard_size > 0 or self.fmt == "parquet":
-            if indices is not None:
-                table = table.take(indices)
-            files = self._write_shards(table) if self.export_shard_size > 0 else [self._write_one(table)]
-            return ExportReport(files, stats_file, table.num_rows)
-        write_jsonl(table, self.export_path, indices=indices)
-        return ExportReport([self.export_path], stats_file, table.num_rows if indices is None else len(indices))
+        pending: list[tuple[str, str]] = []  # (temporary name, final name)
+        try:
+            stats_file = None
+            if stats is not None:
+                stats_file = stats_path_for(self.export_path, self.fmt)
+                pending.append((_jsonl_tmp(stats, stats_file, indices=indices), stats_file))
+            if self.export_shard_size > 0 or self.fmt == "parquet":
+                if indices is not None:
+                    table = table.take(indices)
+                jobs = self._shard_jobs(table) if self.export_shard_size > 0 else [(table, self.export_path)]
+                pending += self._write_all(jobs)
+                rows = table.num_rows
+            else:
+                pending.append((_jsonl_tmp(table, self.export_path, indices=indices), self.export_path))
+                rows = table.num_rows if indices is None else len(indices)
+            files = [final for _, final in pending if final != stats_file]
+            self.remove_stale(files, stats_file)
+            for tmp, final in pending:
+                os.replace(tmp, final)
+            pending = []
+            return ExportReport(files, stats_file, rows)
+        finally:
+            for tmp, _ in pending:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
 
-    def _write_one(self, table: pa.Table) -> str:
-        _write(table, self.export_path, self.fmt)
-        return self.export_path
-
-    def _write_shards(self, table: pa.Table) -> list[str]:
+    def _shard_jobs(self, table: pa.Table) -> list[tuple[pa.Table, str]]:
         names = self.shard_names(table.nbytes, table.num_rows)
         num = len(names)
         # contiguous shards of near-equal row counts, as datasets.shard(contiguous=True) splits them
@@ -178,12 +246,30 @@ class Exporter:
             length = base + (1 if i < extra else 0)
             jobs.append((table.slice(start, length), name))
             start += length
-        if self.num_proc > 1 and num > 1:
-            from concurrent.futures import ThreadPoolExecutor
+        return jobs
 
-            with ThreadPoolExecutor(min(self.num_proc, num)) as pool:
-                list(pool.map(lambda j: _write(j[0], j[1], self.fmt), jobs))
-        else:
+    def _write_all(self, jobs: list[tuple[pa.Table, str]]) -> list[tuple[str, str]]:
+        """Write every (table, final name) job to a temporary file; [(temporary, final)] (none left on failure)."""
+        if self.num_proc > 1 and len(jobs) > 1:
+            from concurrent.futures import ThreadPoolExecutor, wait
+
+            with ThreadPoolExecutor(min(self.num_proc, len(jobs))) as pool:
+                futures = [pool.submit(_write_tmp, t, name, self.fmt) for t, name in jobs]
+                wait(futures)
+            failed = [f.exception() for f in futures if f.exception() is not None]
+            if failed:
+                for f in futures:
+                    if f.exception() is None and os.path.exists(f.result()):
+                        os.remove(f.result())
+                raise failed[0]
+            return [(f.result(), name) for f, (_, name) in zip(futures, jobs)]
+        done: list[tuple[str, str]] = []
+        try:
             for t, name in jobs:
-                _write(t, name, self.fmt)
-        return names
+                done.append((_write_tmp(t, name, self.fmt), name))
+        except BaseException:
+            for tmp, _ in done:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+            raise
+        return done

@@ -121,39 +121,170 @@ def list_files(path: str, suffixes: list[str]) -> list[str]:
     return files
 
 
-def _first_bad_json_line(path: str) -> Optional[tuple[int, str]]:
-    from datasets.utils.file_utils import xopen  # handles compression the same way as loading
+def _open_binary(path: str):
+    """The bytes of a data file, decompressed by its suffix (gz, zst, bz2, xz)."""
+    import fsspec
 
-    with xopen(path, "rt", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    return fsspec.open(path, "rb", compression="infer").open()
+
+
+def _kind(value) -> Optional[str]:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = text.strip()
+    return text if len(text) <= n else text[:n] + "..."
+
+
+def scan_jsonl(path: str, text_key: Optional[str] = None, check_kinds: bool = True):
+    """Every line of a JSON Lines file that cannot become a sample, as ``(line number, error type,
+    message, line text)``: undecodable bytes (``InvalidUTF8``), bad JSON (``JSONDecodeError``), a
+    JSON value that is not an object (``NotAnObject``), a text field that is not a string
+    (``WrongType``) and, with ``check_kinds``, a field whose kind (string, number, list...) differs
+    from the first line that set it (``WrongType``). Blank lines are skipped, as when loading."""
+    kinds: dict[str, tuple[str, int]] = {}
+    with _open_binary(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield (lineno, "InvalidUTF8", f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at byte {e.start + 1} "
+                       f"of the line); save the file as UTF-8", raw.decode("utf-8", errors="replace"))
+                continue
             if not line.strip():
                 continue
             try:
-                json.loads(line)
+                obj = json.loads(line)
             except json.JSONDecodeError as e:
-                return lineno, str(e)
+                yield lineno, "JSONDecodeError", f"not valid JSON ({e})", line
+                continue
+            if not isinstance(obj, dict):
+                what = _kind(obj) or "null"
+                yield (lineno, "NotAnObject", f"the line is {what} ({_short(line)}), not a JSON object; each line "
+                       f"must be one sample like {{\"text\": \"...\"}}", line)
+                continue
+            if text_key and _kind(obj.get(text_key)) not in (None, "a string"):
+                yield (lineno, "WrongType", f"field '{text_key}' is {_kind(obj[text_key])} "
+                       f"({_short(json.dumps(obj[text_key], ensure_ascii=False), 40)}), not a string", line)
+                continue
+            if check_kinds:
+                clash = None
+                for k, v in obj.items():
+                    kind, seen = _kind(v), kinds.get(k)
+                    if kind is not None and seen is not None and seen[0] != kind:
+                        clash = (f"field '{k}' is {kind} here but {seen[0]} on line {seen[1]}; a field must hold "
+                                 f"one kind of value on every line")
+                        break
+                if clash:
+                    yield lineno, "WrongType", clash, line
+                    continue
+                for k, v in obj.items():
+                    kind = _kind(v)
+                    if kind is not None and k not in kinds:
+                        kinds[k] = (kind, lineno)
+
+
+def _first_bad_json_line(path: str, text_key: Optional[str] = None) -> Optional[tuple[int, str]]:
+    """(line number, what is wrong) of the first line of ``path`` that cannot be a sample, or None."""
+    if _is_json_document(path):
+        return None
+    for lineno, _, message, _ in scan_jsonl(path, text_key):
+        return lineno, message
     return None
 
 
-def _lenient_jsonl(path: str, tmp_dir: str) -> tuple[str, list[dict]]:
-    """Copy the good lines of a JSONL file to ``tmp_dir``; return the copy and ledger records."""
-    from datasets.utils.file_utils import xopen
+def _is_json_document(path: str) -> bool:
+    """A ``.json`` file holding one JSON array (the other form the json loader reads), not JSON Lines."""
+    if file_suffix(path).lower() != ".json":
+        return False
+    with _open_binary(path) as f:
+        head = f.read(4096).lstrip()
+    return head.startswith(b"[")
+
+
+def _empty_file(path: str) -> Optional[str]:
+    """'is empty (0 bytes)' / 'has only blank lines' for a data file without content, else None."""
+    if os.path.getsize(path) == 0:
+        return "is empty (0 bytes)"
+    if any(path.lower().endswith(c) for c in COMPRESSIONS):
+        return None
+    if os.path.getsize(path) <= 1 << 16:
+        with open(path, "rb") as f:
+            if not f.read().strip():
+                return "has only blank lines"
+    return None
+
+
+def _no_samples_message(path: str, why: str, n_files: int) -> str:
+    where = f"'{path}' {why}" if n_files == 1 else f"all {n_files} data files are empty (e.g. '{path}' {why})"
+    return (f"no samples to process: {where}. Point dataset_path at data with at least one sample "
+            f"(JSON Lines: one JSON object per line)")
+
+
+def bad_line_error(path: str, lineno: int, message: str) -> "DataLoadError":
+    return DataLoadError(f"{path}, line {lineno}: {message}. Fix the line, or set `load_jsonl_lenient: true` to "
+                         f"skip such lines (each goes to the error ledger with its file and line)")
+
+
+def check_jsonl_files(files: list[str], text_key: str) -> None:
+    """Raise ``DataLoadError`` naming the file and line of the first row of these JSON Lines files
+    that cannot be a sample (for readers that would otherwise fail later, or with a misleading
+    message, as Ray Data's does). The files are streamed through pyarrow (C++, one block in memory
+    at a time); only a file pyarrow rejects is read again line by line to find the culprit."""
+    import pyarrow as pa
+    import pyarrow.json as paj
+
+    empty = {f: why for f in files if (why := _empty_file(f))}
+    if len(empty) == len(files):
+        f = files[0]
+        raise DataLoadError(_no_samples_message(f, empty[f], len(files)))
+    for f in files:
+        if f in empty or _is_json_document(f):
+            continue
+        try:
+            with _open_binary(f) as stream:
+                for batch in paj.open_json(stream):
+                    batch.validate(full=True)
+                    if text_key in batch.schema.names:
+                        t = batch.schema.field(text_key).type
+                        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
+                            raise TypeError(f"field '{text_key}' is {t}")
+        except Exception as e:
+            bad = _first_bad_json_line(f, text_key)
+            if bad:
+                raise bad_line_error(f, *bad) from None
+            raise DataLoadError(f"could not read {f} as JSON Lines: {type(e).__name__}: {e}") from None
+
+
+def _lenient_jsonl(path: str, tmp_dir: str, text_key: Optional[str] = None) -> tuple[str, list[dict]]:
+    """Copy the lines of a JSONL file that can be samples to ``tmp_dir``; return the copy and a
+    ledger record (file, line, why, the line's text) for every other line."""
+    import hashlib
 
     os.makedirs(tmp_dir, exist_ok=True)
-    out_path = os.path.join(tmp_dir, f"lenient-{abs(hash(path))}.jsonl")
-    bad = []
-    with xopen(path, "rt", encoding="utf-8") as f, open(out_path, "w", encoding="utf-8") as out:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
+    digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]
+    out_path = os.path.join(tmp_dir, f"lenient-{digest}.jsonl")
+    bad = {}
+    for lineno, etype, message, line in scan_jsonl(path, text_key, check_kinds=False):
+        bad[lineno] = {"op": "load", "file": path, "line": lineno, "error_type": etype, "message": message,
+                       "sample": line[:10000]}
+    with _open_binary(path) as f, open(out_path, "wb") as out:
+        for lineno, raw in enumerate(f, 1):
+            if lineno in bad or not raw.strip():
                 continue
-            try:
-                json.loads(line)
-            except json.JSONDecodeError as e:
-                bad.append({"op": "load", "file": path, "line": lineno, "error_type": "JSONDecodeError",
-                            "message": str(e), "sample": line[:10000]})
-                continue
-            out.write(line if line.endswith("\n") else line + "\n")
-    return out_path, bad
+            out.write(raw if raw.endswith(b"\n") else raw + b"\n")
+    return out_path, list(bad.values())
 
 
 class Loader:
@@ -188,12 +319,25 @@ class Loader:
             parts.append(ds)
         ds = parts[0] if len(parts) == 1 else _concat(parts)
         ds = self._drop_null_text(ds, rejected)
+        if ds.num_rows == 0 and rejected:
+            first = rejected[0]
+            where = f"{first['file']}, line {first['line']}" if "file" in first else f"row {first.get('index')}"
+            raise DataLoadError(f"no samples left to process: all {len(rejected)} input rows were rejected while "
+                                f"loading (first: {where}: {first['message']})")
         return LoadResult(ds, rejected)
 
     # -- one dataset_path entry --------------------------------------------------------------
     def _load_source(self, path: str, rejected: list[dict]):
 
+        from loguru import logger
+
         files = list_files(path, self.suffixes)
+        empty = {f: why for f in files if format_of(f) in ("json", "csv", "tsv") and (why := _empty_file(f))}
+        if empty and len(empty) == len(files):
+            raise DataLoadError(_no_samples_message(files[0], empty[files[0]], len(files)))
+        for f, why in empty.items():
+            logger.warning(f"skipping '{f}': it {why}")
+        files = [f for f in files if f not in empty]
         groups: dict[str, list[str]] = {}
         for f in files:
             groups.setdefault(format_of(f), []).append(f)
@@ -225,27 +369,68 @@ class Loader:
         kwargs.setdefault("cache_dir", self.cache_dir)
         if len(files) > 1 and self.num_proc > 1:
             kwargs.setdefault("num_proc", min(self.num_proc, len(files)))
+        origin = {f: f for f in files}  # file read -> the user's file (lenient reads a cleaned copy)
         if fmt == "json" and self.lenient:
-            files = [self._lenient(f, rejected) for f in files]
+            origin = {}
+            for f in files:
+                n_before = len(rejected)
+                copy = self._lenient(f, rejected)
+                if copy != f and os.path.getsize(copy) == 0:
+                    first = rejected[n_before] if len(rejected) > n_before else None
+                    if first is None:
+                        continue
+                    raise DataLoadError(
+                        f"no samples left in '{f}': all {len(rejected) - n_before} of its lines were rejected "
+                        f"(first: line {first['line']}: {first['message']})")
+                origin[copy] = f
+            files = list(origin)
         builder, extra = {"json": ("json", {}), "parquet": ("parquet", {}), "csv": ("csv", {}),
                           "tsv": ("csv", {"delimiter": "\t"}), "text": ("text", {"sample_by": "document"})}[fmt]
         extra.update(kwargs)
         small = self._read_small_jsonl(files) if fmt == "json" and not self.load_kwargs else None
         if small is not None:
-            return small
+            return self._check_json(small, origin, rejected)
         try:
-            return datasets.load_dataset(builder, data_files=files, split="train", **extra)
+            ds = datasets.load_dataset(builder, data_files=files, split="train", **extra)
         except Exception as e:  # find the culprit and say where it is
             if fmt == "json":
-                for f in files:
-                    bad = _first_bad_json_line(f)
-                    if bad:
-                        raise DataLoadError(
-                            f"{f}, line {bad[0]}: not valid JSON ({bad[1]}). Fix the line, or set "
-                            f"`load_jsonl_lenient: true` to skip bad lines (they go to the error ledger)") from e
+                self._raise_bad_line(origin, rejected)
             raise DataLoadError(f"could not read {fmt} data from {files[0]}"
                                 f"{f' (+{len(files) - 1} more files)' if len(files) > 1 else ''}: "
                                 f"{type(e).__name__}: {e}") from e
+        return self._check_json(ds, origin, rejected) if fmt == "json" else ds
+
+    def _check_json(self, ds, origin: dict, rejected: list[dict]):
+        """Loaded JSON rows: every string valid UTF-8 (the JSON readers do not check) and the text
+        field a string column; else the error names the first bad line."""
+        import pyarrow as pa
+
+        table = ds.data.table
+        key = self.text_keys[0]
+        ok = True
+        try:
+            table.validate(full=True)
+        except pa.ArrowInvalid:
+            ok = False
+        if ok and key in table.column_names:
+            t = table.schema.field(key).type
+            ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)
+        if not ok:
+            self._raise_bad_line(origin, rejected)
+            raise DataLoadError(f"{', '.join(origin.values())}: the field '{key}' must hold strings, and every "
+                                f"string must be valid UTF-8")
+        return ds
+
+    def _raise_bad_line(self, origin: dict, rejected: list[dict]) -> None:
+        """Raise the error naming the first line of the user's files that cannot be a sample (lines
+        already in the ledger under lenient loading do not count); return if none is found."""
+        skipped = {(r.get("file"), r.get("line")) for r in rejected}
+        for src in origin.values():
+            if _is_json_document(src):
+                continue
+            for lineno, _, message, _ in scan_jsonl(src, self.text_keys[0]):
+                if (src, lineno) not in skipped:
+                    raise bad_line_error(src, lineno, message) from None
 
     def _read_small_jsonl(self, files: list[str]):
         """Small uncompressed JSONL straight into memory with pyarrow (same table the datasets json
@@ -267,7 +452,7 @@ class Loader:
     def _lenient(self, path: str, rejected: list[dict]) -> str:
         if not file_suffix(path) == ".jsonl":
             return path
-        out, bad = _lenient_jsonl(path, self.tmp_dir)
+        out, bad = _lenient_jsonl(path, self.tmp_dir, self.text_keys[0])
         rejected.extend(bad)
         return out
 

@@ -189,7 +189,8 @@ class RayBackend(Backend):
         return max(1, min(rows, max(4 * self._num_cpus, -(-rows // 20000))))
 
     def load(self) -> RayDataset:
-        from data_juicer.core.loader import DataLoadError, format_of, list_files, parse_dataset_path
+        from data_juicer.core.loader import (DataLoadError, check_jsonl_files, format_of, list_files,
+                                             parse_dataset_path)
 
         cfg = self.cfg
         native = None
@@ -218,6 +219,8 @@ class RayBackend(Backend):
             return RayDataset.from_table(table, self._num_blocks(table.num_rows))
         path, files, fmt = native
         try:
+            if fmt == "json":  # bad rows: file and line, before Ray Data fails with a misleading error
+                check_jsonl_files(files, self.recipe.text_key)
             raw = self._read_native(files, fmt)
             return self._prepare(raw, path)
         except DataLoadError:

@@ -126,6 +126,7 @@ def export_blocks(ds, exporter) -> ExportReport:
         else:
             _jsonl_shards(names, tmps, lengths)
         finals += list(zip(tmps, targets))
+        exporter.remove_stale(list(targets), stats_file)  # no old stats file / old shards beside the new result
         for tmp, final in finals:  # every file is complete: now they take their names
             os.replace(tmp, final)
         return ExportReport(list(targets), stats_file, total)
