@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import resource
 import shutil
 import sys
 from pathlib import Path
@@ -52,15 +53,23 @@ def prepare_recipe(base: dict, corpus: Path, out_dir: Path, np_: int, engine: st
 
 def run_engine(name: str, argv_prefix: list[str], recipe: Path, env: dict, timeout: float) -> dict:
     print(f"[run] {name}: {' '.join(argv_prefix)} --config {recipe}", flush=True)
+    # CPU seconds of the whole process tree: RUSAGE_CHILDREN counts every descendant once it is reaped
+    # (the workers by dj-process, dj-process by us), so the delta around the run is user+sys of the tree
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = bl.run_measured(argv_prefix + ["--config", str(recipe)], recipe.parent / "run.log", env=env,
                           cwd=recipe.parent, timeout=timeout)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    res["cpu_user_s"] = ru1.ru_utime - ru0.ru_utime
+    res["cpu_sys_s"] = ru1.ru_stime - ru0.ru_stime
+    res["cpu_s"] = res["cpu_user_s"] + res["cpu_sys_s"]
     export = recipe.parent / "result.jsonl"
     res["export"] = str(export)
     res["rows_out"] = bl.count_lines(export) if export.exists() else None
     res["per_op"] = bl.per_op_log(res["log"])
     status = "ok" if res["rc"] == 0 and export.exists() else ("TIMEOUT" if res["timed_out"] else "FAILED")
     res["status"] = status
-    print(f"[run] {name}: {status} rc={res['rc']} wall={res['wall_s']:.1f}s rows_out={res['rows_out']}", flush=True)
+    print(f"[run] {name}: {status} rc={res['rc']} wall={res['wall_s']:.1f}s cpu={res['cpu_s']:.1f}s "
+          f"(user {res['cpu_user_s']:.1f} + sys {res['cpu_sys_s']:.1f}) rows_out={res['rows_out']}", flush=True)
     if status != "ok":
         print(bl.log_tail(res["log"], 30), file=sys.stderr)
     return res
@@ -150,6 +159,7 @@ def main(argv=None):
             ["status"] + [results[k]["status"] for k in cols],
             ["wall (s)"] + [f"{results[k]['wall_s']:.2f}" for k in cols],
             ["docs/s"] + [f"{n_in / results[k]['wall_s']:.0f}" for k in cols],
+            ["CPU s, process tree (user+sys)"] + [f"{results[k]['cpu_s']:.1f}" for k in cols],
             ["peak RSS, process tree (MB)"] + [f"{results[k]['peak_rss_tree_mb']:.0f}" for k in cols],
             ["peak RSS, largest process (MB)"] + [f"{results[k]['peak_rss_proc_mb']:.0f}" for k in cols],
             ["peak PSS, process tree (MB)"] + [f"{results[k]['peak_pss_tree_mb']:.0f}" for k in cols],

@@ -8,6 +8,7 @@ from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.lazy import require
 
 _FORMS = ("NFC", "NFKC", "NFD", "NFKD")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @functools.lru_cache(maxsize=1)
@@ -46,6 +47,145 @@ def _tables():
     return settled, triggers
 
 
+def _split_alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a ``re.VERBOSE`` pattern (comments dropped), as source."""
+    parts, cur, i, depth, n = [], [], 0, 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            cur.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            cur.append(pattern[i:j + 1])
+            i = j + 1
+            continue
+        if c == "#":
+            j = pattern.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    return parts
+
+
+@functools.lru_cache(maxsize=1)
+def _badness_checks():
+    """ftfy's ``is_bad`` (one search of its ~40-alternative ``BADNESS_RE``) split into guarded parts.
+
+    Each alternative of the installed ftfy's ``BADNESS_RE`` has a character it cannot match
+    without (a mandatory character class). Alternatives whose guard holds only rare characters
+    (C1 controls, box drawing, currency, odd punctuation; no letter) are searched together, and
+    only in a text that contains one of them; each of the others (those that need a letter such
+    as ``Ã`` or ``в``) is searched alone, only where its own guard is present. A text matches
+    ``BADNESS_RE`` exactly when it matches one of its alternatives, so the result is ftfy's
+    (checked against the parsed pattern at build time; None if the layout is not understood,
+    and then ftfy's own ``is_bad`` is used). Returns ``(findall of every guard character, checks)``."""
+    import unicodedata as ud
+
+    from ftfy import badness
+
+    try:
+        import re._constants as sc
+        import re._parser as sp
+    except ImportError:  # Python < 3.11
+        import sre_constants as sc
+        import sre_parse as sp
+    bad_re = getattr(badness, "BADNESS_RE", None)
+    if bad_re is None:
+        return None
+    flags = bad_re.flags
+    try:
+        parsed = list(sp.parse(bad_re.pattern, flags))
+        if len(parsed) != 1 or parsed[0][0] != sc.BRANCH:
+            return None
+        branches = parsed[0][1][1]
+        sources = _split_alternatives(bad_re.pattern)
+        if len(sources) != len(branches) or any(
+                str(list(sp.parse(src, flags))) != str(list(br)) for src, br in zip(sources, branches)):
+            return None
+    except Exception:  # noqa: BLE001 - an unexpected pattern: use ftfy's own is_bad
+        return None
+
+    def charset(item):
+        op, av = item
+        if op == sc.LITERAL:
+            return {chr(av)}
+        if op != sc.IN:
+            return None
+        out = set()
+        for o, a in av:
+            if o == sc.LITERAL:
+                out.add(chr(a))
+            elif o == sc.RANGE:
+                out.update(chr(c) for c in range(a[0], a[1] + 1))
+            else:  # NEGATE, CATEGORY: not a plain set
+                return None
+        return out
+
+    def rank(chars):  # prefer a guard without ASCII, then with the fewest letters, then the smallest
+        return (any(ord(c) < 128 for c in chars), sum(ud.category(c).startswith("L") for c in chars), len(chars))
+
+    rare_src, rare_chars, single = [], set(), []
+    for src, br in zip(sources, branches):
+        sets = [cs for cs in (charset(it) for it in br) if cs]  # the branch's top-level, mandatory items
+        if not sets:
+            return None
+        guard = min(sets, key=rank)
+        has_ascii, letters, _ = rank(guard)
+        if has_ascii:
+            return None
+        if letters == 0:
+            rare_src.append(src)
+            rare_chars |= guard
+        else:
+            single.append((guard, re.compile(src, flags)))
+
+    rare = [(frozenset(rare_chars), re.compile("|".join(rare_src), flags).search)] if rare_src else []
+    merged: dict[frozenset, list] = {}  # alternatives with the same guard share one search
+    for guard, rx in single:
+        merged.setdefault(frozenset(guard), []).append(rx.pattern)
+    checks = rare + [(g, re.compile("|".join(srcs), flags).search) for g, srcs in merged.items()]
+    every = set().union(*(g for g, _ in checks))
+    any_guard = re.compile("[" + "".join(re.escape(c) for c in sorted(every)) + "]").findall
+    return any_guard, tuple(checks)
+
+
+def is_bad(text: str) -> bool:
+    """``ftfy.badness.is_bad(text)``: whether ftfy sees mojibake in ``text`` (same answer, less work)."""
+    built = _badness_checks()
+    if built is None:
+        from ftfy import badness
+
+        return badness.is_bad(text)
+    any_guard, checks = built
+    present = any_guard(text)
+    if not present:
+        return False
+    present = set(present)
+    for guard, search in checks:
+        if not guard.isdisjoint(present) and search(text) is not None:
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=8)
 def _fixers(config) -> list:
     from ftfy import FIXERS
@@ -64,7 +204,7 @@ def _fix_line(line: str, config, unescape: bool) -> str:
     it), each plain fixer whose trigger characters are present, then the normalization; rounds
     repeat until nothing changes, as in ftfy.
     """
-    from ftfy import FIXERS, badness, fix_encoding
+    from ftfy import FIXERS, fix_encoding
 
     settled, triggers = _tables()
     pattern = settled[unescape]
@@ -75,11 +215,11 @@ def _fix_line(line: str, config, unescape: bool) -> str:
         before = text
         if unescape and "&" in text:
             text = FIXERS["unescape_html"](text)
-        if config.fix_encoding and not text.isascii() and badness.is_bad(text):
+        if config.fix_encoding and not text.isascii() and is_bad(text):
             text = fix_encoding(text)
         present = set(pattern.findall(text))
         for fixer, chars, surrogates in fixers:
-            if (present & chars) or (surrogates and any("\ud800" <= ch <= "\udfff" for ch in present)):
+            if (present & chars) or (surrogates and _SURROGATE.search(text) is not None):
                 fixed = fixer(text)
                 if fixed != text:
                     text = fixed
@@ -102,14 +242,48 @@ def fix_text_by_line(text: str, config, fix_text) -> str:
     """
     settled, _ = _tables()
     form = config.normalization
+    end = len(text)
+    unescape0 = config.unescape_html is not False
+    if form is None or text.isascii() or unicodedata.is_normalized(form, text):
+        # Normalization never crosses a line break, so every line is normalized too: only the lines
+        # holding a character ftfy acts on need work. Find them with one search over the text.
+        search = settled[unescape0].search
+        cut = end + 1  # lines starting at or after ``cut`` follow a '<': no HTML unescaping there
+        if config.unescape_html == "auto":
+            lt = text.find("<")
+            if lt >= 0:
+                cut = text.rfind("\n", 0, lt) + 1
+            config_lt = config._replace(unescape_html=False)
+        out, done, i = [], 0, 0
+        while True:
+            m = search(text, i)
+            if m is None:
+                break
+            p = m.start()
+            ls = text.rfind("\n", 0, p) + 1
+            le = text.find("\n", p) + 1 or end
+            i = le
+            cfg, unescape = config, unescape0
+            if ls >= cut:
+                cfg, unescape = config_lt, False
+            line = text[ls:le]
+            if unescape0 and not unescape and settled[False].search(line) is None:
+                continue  # only '&', which is left alone after a '<'
+            fixed = fix_text(line, cfg) if len(line) > cfg.max_decode_length else _fix_line(line, cfg, unescape)
+            if fixed != line:
+                out.append(text[done:ls])
+                out.append(fixed)
+                done = le
+        if not out:
+            return text
+        out.append(text[done:])
+        return "".join(out)
 
     def is_settled(line: str, unescape: bool) -> bool:
         return settled[unescape].search(line) is None and (
             form is None or line.isascii() or unicodedata.is_normalized(form, line))
 
-    if is_settled(text, config.unescape_html is not False):
-        return text
-    out, pos, end = [], 0, len(text)
+    out, pos = [], 0
     while pos < end:
         stop = text.find("\n", pos) + 1 or end
         line = text[pos:stop]

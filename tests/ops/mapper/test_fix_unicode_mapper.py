@@ -170,3 +170,23 @@ def test_line_shortcuts_equal_ftfy_on_random_mixed_text():
         for _ in range(500):
             text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
             assert fix_text_by_line(text, config, ftfy.fix_text) == ftfy.fix_text(text, config), repr(text)
+
+
+def test_guarded_is_bad_equals_ftfy_is_bad():
+    """The split, guarded form of ftfy's mojibake test gives ftfy's own answer."""
+    import random
+
+    from ftfy import badness
+
+    from data_juicer.ops.mapper import fix_unicode_mapper as m
+
+    assert m._badness_checks() is not None  # the installed ftfy's BADNESS_RE is understood
+    known = {"doesnÃ¢â‚¬â„¢t": True, "Ã©tÃ©": True, "ÐŸÑ€Ð¸Ð²ÐµÑ‚": True, "вЂ™": True, "café naïve": False,
+             "Übermäßig größer": False, "привет мир": False, "l’été": False, "×²": True, "╔═╗": False}
+    assert {t: m.is_bad(t) for t in known} == known
+    pieces = list("aZ .,?!\n\t\u00a0\u00adÂÃÎÐØÙàâéÉäÄöüßœŒ°×²³µ¢£€™®©«»“”‘’‚„•–—…√≈ВГРСвЂўΒΓΞΟ€│╔═█▀¤¦¨ª") + [
+        "Ã©", "â€™", "Ã\u00a0", "ГўВЂВ™s", "‚Ä¢", "√©"]
+    rng = random.Random(11)
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        assert m.is_bad(text) == badness.is_bad(text), repr(text)
