@@ -135,23 +135,58 @@ class Executor:
     def _execute(self, stages: list[Stage], ds, reports: dict, ckpt=None, skip: int = 0):
         every = self._checkpoint_every()
         done, last_saved = 0, skip
-        for stage in stages:
+        i = 0
+        while i < len(stages):
+            stage = stages[i]
             n_new = stage.recipe_ops
             # a hashing pass belongs to its dedup: skip it only when that dedup is done too
             if done + n_new + (1 if stage.row_wise and stage.dedup else 0) <= skip:
                 done += n_new
+                i += 1
                 continue
             before = ds
-            ds = self._run_stage(stage, ds, reports)
+            nxt = stages[i + 1] if i + 1 < len(stages) else None
+            if self._streams_into(stage, nxt):
+                ds = self._run_streamed(stage, nxt, ds, reports)
+                n_new += nxt.recipe_ops
+                last, i = nxt, i + 2
+            else:
+                ds = self._run_stage(stage, ds, reports)
+                last, i = stage, i + 1
             self.backend.after_stage(before, ds)
             done += n_new
             # not after a pass ending in a dedup's hashing: resuming there would re-run that pass's ops on
             # data that already went through them; the dedup right after saves instead
-            if ckpt and done - last_saved >= every and not (stage.row_wise and stage.dedup is not None):
+            if ckpt and done - last_saved >= every and not (last.row_wise and last.dedup is not None):
                 t = time.time()
                 ds = ckpt.save(ds, done)
                 logger.info(f"checkpoint saved after {done} ops ({time.time() - t:.2f}s)")
                 last_saved = done
+        return ds
+
+    def _streams_into(self, stage: Stage, nxt: Optional[Stage]) -> bool:
+        """A streaming dataset-level op (``lineage_stage``) hands its finished rows straight to the
+        row-wise pass after it, where the backend can (``Backend.run_streamed``)."""
+        if stage.row_wise or nxt is None or not nxt.row_wise or not self.backend.can_stream:
+            return False
+        op = stage.ops[0]
+        return bool(getattr(op, "stream", False)) and callable(getattr(op, "iter_bursts", None))
+
+    def _run_streamed(self, stage: Stage, nxt: Stage, ds, reports: dict):
+        t = time.time()
+        op = stage.ops[0]
+        rep = reports[id(op)]
+        rep.rows_in = n_before = self.backend.num_rows(ds)
+        counters, run, batch_size, _ = self._row_run(nxt)
+        ds, rep.rows_out = self.backend.run_streamed(op, ds, nxt, run, batch_size)
+        rep.seconds += time.time() - t
+        self._collect_counters(nxt, counters, reports)
+        logger.info(f"[{stage.label} -> {nxt.label[:80]} (streamed)] {n_before} -> {self.backend.num_rows(ds)} "
+                    f"samples in {time.time() - t:.2f}s")
+        from data_juicer.models.loader import release_models
+
+        for o in stage.ops + nxt.ops:
+            release_models(o.name)
         return ds
 
     # -- stages ----------------------------------------------------------------------------
@@ -178,7 +213,8 @@ class Executor:
             release_models(op.name)
         return ds
 
-    def _run_row_stage(self, stage: Stage, ds, reports: dict):
+    def _row_run(self, stage: Stage):
+        """(counters, FusedRun, batch size, worker processes) of a row-wise stage."""
         counters = StageCounters(self.job.counters_root, [op.name for op in stage.ops])
         run = FusedRun(stage.ops, id_keys=self.recipe.id_keys, mark_errors=self.cfg["skip_op_error"],
                        counter_path=counters.path, tracer=self.tracer, stats_order=self.stats_order)
@@ -188,13 +224,20 @@ class Executor:
             batch_size = self.adapter.batch_size_for(stage.ops, self.probes, batch_size)
             np_ = self.adapter.num_proc_for(np_, batch_size, self.probes)
             logger.info(f"[{stage.label[:80]}] adaptive batch size {batch_size}, {np_} worker(s)")
-        out = self.backend.run_pass(stage, ds, run, batch_size, np_, self._hash_only_columns(stage, ds))
+        return counters, run, batch_size, np_
+
+    def _collect_counters(self, stage: Stage, counters, reports: dict) -> None:
         per_op = counters.collect()
         if not per_op or not any(c[0] for c in per_op):
             logger.info(f"[{stage.label[:80]}] no batch ran here (reused from the cache, or no rows)")
         for op, (rin, rout, errs, secs) in zip(stage.ops, per_op or [(0, 0, 0, 0.0)] * len(stage.ops)):
             rep = reports[id(op)]
             rep.rows_in, rep.rows_out, rep.errors, rep.seconds = rin, rout, errs, secs
+
+    def _run_row_stage(self, stage: Stage, ds, reports: dict):
+        counters, run, batch_size, np_ = self._row_run(stage)
+        out = self.backend.run_pass(stage, ds, run, batch_size, np_, self._hash_only_columns(stage, ds))
+        self._collect_counters(stage, counters, reports)
         return out
 
     def _hash_only_columns(self, stage: Stage, ds) -> Optional[list]:

@@ -69,6 +69,15 @@ class Backend:
         """A dataset-level op; returns (dataset, duplicate pairs or None)."""
         raise NotImplementedError
 
+    can_stream = False  # run_streamed is implemented
+
+    def run_streamed(self, op, ds, stage, run, batch_size: int):
+        """A streaming dataset-level op (``op.iter_bursts(dataset)`` yields its output rows as they
+        are finished: lists of ``(input index, rows)``) fused with the row-wise ``stage`` after it:
+        ``run`` (that stage's ``FusedRun``) is applied to each burst as it comes, so those ops do not
+        wait for the op's slowest sample. Returns (dataset in input order, rows the op gave)."""
+        raise NotImplementedError
+
     def after_stage(self, before, after) -> None:
         pass
 

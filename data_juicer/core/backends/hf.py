@@ -16,6 +16,9 @@ from data_juicer.ops.base import Deduplicator
 from data_juicer.utils.constant import Fields
 
 
+_ORDER = "__dj__lineage_order__"  # a streamed row's input index, through the pass after the stage
+
+
 class HFBackend(Backend):
     name = "default"
 
@@ -159,6 +162,44 @@ class HFBackend(Backend):
         else:
             result = op.process(wrapped)
         return (result.hf if isinstance(result, DJDataset) else result), pairs
+
+    can_stream = True
+
+    def run_streamed(self, op, ds, stage, run, batch_size: int):
+        import datasets
+
+        from data_juicer.utils.batch import iter_rows, rows_to_batch
+
+        wrapped = DJDataset(ds, self._pending_extra, ledger=self.ledger)
+        self._pending_extra = None
+        kept, bad, n_mid, unordered = [], [], 0, 0
+        for burst in op.iter_bursts(wrapped):
+            todo = [(i, r) for i, rows in burst for r in rows]
+            n_mid += len(todo)
+            for start in range(0, len(todo), batch_size):
+                chunk = todo[start:start + batch_size]
+                out = run(rows_to_batch([dict(r, **{_ORDER: i}) for i, r in chunk]))
+                for r in iter_rows(out):
+                    if r.get(Fields.error):
+                        r.pop(_ORDER, None)
+                        bad.append(r)
+                        continue
+                    r.pop(Fields.error, None)
+                    i = r.pop(_ORDER, None)
+                    if i is None:  # an op dropped the column: this row keeps its arrival place
+                        unordered += 1
+                        i = kept[-1][0] if kept else 0
+                    kept.append((i, r))
+        if unordered:
+            logger.warning(f"[{stage.label[:80]}] {unordered} rows lost their sample order in the streamed pass "
+                           f"after {op.name}; they follow the rows that arrived before them")
+        if bad:
+            self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in bad)
+            logger.warning(f"[{stage.label}] {len(bad)} samples failed and went to {self.ledger.path}")
+        kept.sort(key=lambda x: x[0])  # stable: a sample's rows keep their order
+        if not kept:
+            return ds.select([]), n_mid
+        return datasets.Dataset.from_list([r for _, r in kept]), n_mid
 
     # -- checkpoint store ------------------------------------------------------------------
     def save(self, ds, folder: str):

@@ -128,6 +128,7 @@ def _kept(row: dict) -> bool:
 class StageReport:
     parents_in: int = 0
     parents_out: int = 0
+    rows_out: int = 0
     children: int = 0
     children_kept: int = 0
     children_failed: int = 0
@@ -238,6 +239,7 @@ class FanOutStage:
                 burst = []
         if burst:
             yield burst
+        report.rows_out = out_rows
         report.parents_out = out_rows if self.output == "parents" else report.parents_in
         report.seconds = time.perf_counter() - t0
         self.result = stream.result

@@ -38,6 +38,10 @@ class LineageStage(OP):
     :param retries: reruns of a batch that raised before ``on_error`` applies
     :param engine: ``local`` (in this process) or ``ray`` (one actor pool per child op)
     :param replicas: actors per child op when ``engine`` is ``ray``
+    :param stream: pass each finished sample on to the per-sample ops after this stage in the
+        recipe (mappers and filters up to the next dataset-level op) as soon as it is finished, so
+        they do not wait for the slowest sample; the output is the same, in input order. ``false``:
+        those ops start when the whole stage is done
     """
 
     extension = True  # ours, beyond Data-Juicer's catalogue
@@ -61,11 +65,13 @@ class LineageStage(OP):
         retries: NonNegativeInt = 0,
         engine: Literal["local", "ray"] = "local",
         replicas: PositiveInt = 1,
+        stream: bool = True,
         **kwargs,
     ):
         super().__init__(**kwargs)
         from data_juicer.ops.pipeline._lineage_fanout import FanOutStage
 
+        self.stream = stream
         self.stage = FanOutStage(
             expand, child_ops, text_key=self.text_key, chunk_size=chunk_size, children_key=children_key,
             child_fields=child_fields, child_stats_key=child_stats_key, drop_parents=drop_parents, output=output,
@@ -73,6 +79,19 @@ class LineageStage(OP):
             engine=engine, replicas=replicas, op_defaults=inherited_defaults(self))
 
     def process(self, dataset):
+        rows: list = []
+        for burst in self.iter_bursts(dataset):
+            rows.extend(burst)
+        rows.sort(key=lambda x: x[0])
+        out = [r for _, rs in rows for r in rs]
+        if not out:
+            return dataset.select([])
+        return type(dataset).from_rows(out)
+
+    def iter_bursts(self, dataset):
+        """The stage's output as it comes: lists of ``(sample index, output rows)``, one list per
+        burst of samples finished together (completion order; sort by index for input order).
+        Failed children and samples go to the job's ledger at the end."""
         from data_juicer.lineage import LineageAbort
         from data_juicer.ops.pipeline._lineage_fanout import ledger_writer
         from data_juicer.utils.batch import iter_rows
@@ -85,7 +104,7 @@ class LineageStage(OP):
         else:
             ledger = ledger_writer(errors_path) if errors_path else None
         try:
-            out = self.stage.run(rows, ledger=ledger)
+            yield from self.stage.iter_bursts(rows, ledger=ledger)
         except LineageAbort as e:  # skip_op_error is off: stop like any other op, naming the sample
             from data_juicer.utils.errors import OpError
 
@@ -95,9 +114,6 @@ class LineageStage(OP):
             raise OpError(f"{self.name}/{e.call}", where, e.cause) from e
         r = self.stage.report
         logger.info(f"[{self.name}] {r.parents_in} samples -> {r.children} children ({r.children_kept} kept, "
-                    f"{r.children_failed} failed) -> {len(out)} rows in {r.seconds:.2f}s")
+                    f"{r.children_failed} failed) -> {r.rows_out} rows in {r.seconds:.2f}s")
         if r.children_failed and errors_path:
             logger.warning(f"[{self.name}] {r.children_failed} children failed; see {errors_path}")
-        if not out:
-            return dataset.select([])
-        return type(dataset).from_rows(out)
