@@ -61,7 +61,55 @@ def _own_params(spec) -> dict:
     return own
 
 
+_RUN: dict = {}  # the recipe being run, for the one line printed on Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``dj-process``; Ctrl-C stops it with one line saying where to resume (exit 130), no traceback."""
+    import os
+    import signal
+
+    main_pid = os.getpid()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum, frame):
+        if os.getpid() != main_pid:  # a forked worker: the main process stops it, quietly
+            return
+        raise KeyboardInterrupt
+
+    in_main_thread = _is_main_thread()
+    if in_main_thread:
+        signal.signal(signal.SIGINT, on_sigint)
+    _RUN.clear()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"dj-process: interrupted (Ctrl-C); {_resume_hint()}", file=sys.stderr)
+        return 130
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGINT, previous)
+        _RUN.clear()
+
+
+def _is_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _resume_hint() -> str:
+    recipe = _RUN.get("recipe")
+    if recipe is None:
+        return "nothing was run"
+    if recipe.cfg.get("use_checkpoint"):
+        return (f"run the same command again to resume from the last checkpoint saved in {recipe.checkpoint_dir} "
+                f"(job folder: {recipe.job_dir})")
+    return (f"nothing was exported; job folder: {recipe.job_dir}. Run the same command again to start over "
+            f"(with `use_checkpoint: true` a rerun resumes after the last finished op)")
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--list_ops" in argv:
         list_ops()
@@ -82,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         recipe = load_recipe(argv, "dj-process", check_paths=True)
     except ConfigError as e:
         return _fail(str(e))
+    _RUN["recipe"] = recipe
     executor_type = recipe.executor_type
     if executor_type not in ("default", "ray"):
         return _fail(f"executor_type '{executor_type}' is not available yet in this version; use 'default' or 'ray'")

@@ -112,9 +112,13 @@ def _read_yaml(path: str) -> tuple[dict, str]:
     with open(path, encoding="utf-8") as f:
         text = f.read()
     try:
-        data = yaml.safe_load(text) or {}
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from e
+    if data is None:
+        raise ConfigError(f"{path}: the recipe file is empty{' (only comments)' if text.strip() else ''}; a recipe "
+                          f"needs at least dataset_path, export_path and a process list of ops (see "
+                          f"configs/demo/process.yaml)")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a recipe is a mapping of keys (project_name, dataset_path, process, ...)")
     return data, text
@@ -233,6 +237,8 @@ def load_recipe(argv: list[str], prog: str = "dj-process", check_paths: bool = T
     if check_paths:
         check_io(cfg, where)
     job_id, work_dir, job_dir, ckpt = _job_paths(cfg, where)
+    if check_paths:
+        check_work_dirs(cfg, job_dir, ckpt, where)
     cfg["job_id"] = job_id
     cfg["id_keys"] = list(cfg.get("id_keys") or ["id"])
     return Recipe(cfg=MappingProxyType(cfg), ops=tuple(ops), config_path=cfg_path, argv=tuple(argv), raw_yaml=raw,
@@ -309,10 +315,68 @@ def check_io(cfg: dict, where: str) -> None:
         export_format(export_path, cfg.get("export_type"))
     except ExportError as e:
         raise ConfigError(f"{where}: {e}") from e
-    folder = os.path.dirname(os.path.abspath(export_path))
+    check_folder(os.path.dirname(os.path.abspath(export_path)), "export folder", "export_path", where)
+    _check_export_not_input(cfg, specs, where)
+
+
+def check_folder(folder: str, what: str, key: str, where: str) -> None:
+    """``folder`` exists as a writable folder or can be created: its nearest existing ancestor is a
+    writable folder (not a file)."""
     probe = folder
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
-    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
-        raise ConfigError(f"{where}: cannot write to the export folder '{folder}' ('{probe}' is not writable); "
-                          f"change export_path or the folder's permissions")
+    if not os.path.isdir(probe):
+        raise ConfigError(f"{where}: cannot write to the {what} '{folder}': '{probe}' is a file, not a folder; "
+                          f"change {key}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(f"{where}: cannot write to the {what} '{folder}' ('{probe}' is not writable); "
+                          f"change {key} or the folder's permissions")
+
+
+def check_work_dirs(cfg: dict, job_dir: str, checkpoint_dir: str, where: str) -> None:
+    """The folders a run writes besides the export: the job folder, the event logs, checkpoints."""
+    check_folder(job_dir, "job folder", "work_dir", where)
+    if cfg.get("event_log_dir"):
+        check_folder(os.path.abspath(cfg["event_log_dir"]), "event log folder", "event_log_dir", where)
+    if cfg.get("use_checkpoint"):
+        check_folder(os.path.abspath(checkpoint_dir), "checkpoint folder", "checkpoint_dir", where)
+    for s in _input_specs(cfg):
+        src = os.path.realpath(s.path)
+        if os.path.isdir(src) and os.path.realpath(job_dir).startswith(src.rstrip(os.sep) + os.sep):
+            raise ConfigError(f"{where}: the job folder '{job_dir}' is inside the dataset folder '{s.path}': its "
+                              f"files would be read as input by the next run; set work_dir outside it")
+
+
+def _input_specs(cfg: dict) -> list:
+    from data_juicer.core.loader import parse_dataset_path, specs_from_dataset_config
+
+    try:
+        if cfg.get("dataset"):
+            dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
+            return specs_from_dataset_config(dcfg)[0]
+        return parse_dataset_path(cfg["dataset_path"])
+    except ValueError:
+        return []
+
+
+def _check_export_not_input(cfg: dict, specs: list, where: str) -> None:
+    """The result (or its stats file) may never overwrite an input file, nor land in an input folder
+    (the next run would read it as input)."""
+    from data_juicer.core.exporter import export_format, stats_path_for
+
+    export_path = cfg["export_path"]
+    outputs = {"export_path": export_path,
+               "the stats file of export_path": stats_path_for(export_path, export_format(export_path,
+                                                                                           cfg.get("export_type")))}
+    for s in specs:
+        src = os.path.realpath(s.path)
+        for what, out in outputs.items():
+            dst = os.path.realpath(out)
+            if os.path.isfile(src) and dst == src:
+                raise ConfigError(f"{where}: {what} '{out}' is the input file '{s.path}': the result would overwrite "
+                                  f"the data it is made from; choose another export_path")
+        dst = os.path.realpath(export_path)
+        if os.path.isdir(src) and dst.startswith(src.rstrip(os.sep) + os.sep):
+            raise ConfigError(f"{where}: export_path '{export_path}' is inside the dataset folder '{s.path}': the "
+                              f"result would be read as input by the next run (or overwrite an input file); "
+                              f"export outside it")

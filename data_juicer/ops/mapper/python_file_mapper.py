@@ -1,6 +1,7 @@
 import importlib.util
 import inspect
 import os
+import traceback
 
 from data_juicer.ops.base import Mapper
 from data_juicer.ops.registry import OPERATORS
@@ -10,6 +11,10 @@ from data_juicer.utils.constant import Fields
 
 class PythonFileNotFoundError(FileNotFoundError, ValueError):
     """``file_path`` names no file (a ValueError too, so it reads as a bad parameter)."""
+
+
+class PythonFileError(ValueError):
+    """The file cannot be imported (a syntax error, a missing import...); the message names the file and line."""
 
 
 # internal columns a batched function may leave out when it changes the number of samples
@@ -27,7 +32,18 @@ def load_function(file_path: str, function_name: str, who: str = "python_file_ma
     module_name = os.path.splitext(os.path.basename(file_path))[0]
     spec = importlib.util.spec_from_file_location(module_name, file_path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:  # (IndentationError too) the file and line, not a traceback
+        line = f": {e.text.strip()}" if e.text and e.text.strip() else ""
+        raise PythonFileError(f"{who}: '{file_path}', line {e.lineno}: {type(e).__name__}: {e.msg}{line}; fix the "
+                              f"file") from None
+    except Exception as e:  # an import it needs is missing, or its top-level code fails
+        lineno = next((fr.lineno for fr in reversed(traceback.extract_tb(e.__traceback__))
+                       if os.path.abspath(fr.filename) == os.path.abspath(file_path)), None)
+        at = f", line {lineno}" if lineno else ""
+        hint = " (install it, or remove the import)" if isinstance(e, ImportError) else ""
+        raise PythonFileError(f"{who}: importing '{file_path}' failed{at}: {type(e).__name__}: {e}{hint}") from None
     if not hasattr(module, function_name):
         raise ValueError(f"{who}: function '{function_name}' not found in '{file_path}'; "
                          "set function_name to a function defined there")
