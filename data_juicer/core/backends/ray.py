@@ -99,6 +99,14 @@ def _run_fused(run: FusedRun, table):
         raise RuntimeError(f"DJ-OP-ERROR[{info}]") from None
 
 
+_ORDER = "__dj__lineage_order__"  # a streamed row's input index, through the pass after the stage
+
+
+def _streamed_chunk(run: FusedRun, table):
+    """One burst of a streaming op's rows through the next pass: (kept rows, ledger records)."""
+    return _split_errors(_run_fused(run, table))
+
+
 class _FusedBatchFn:
     """``FusedRun`` on an Arrow batch (tasks; or an actor, built once, so a model stays loaded)."""
 
@@ -378,6 +386,57 @@ class RayBackend(Backend):
             # groupers, lineage stages...: rows may be new, so fresh stable ids in the new order
             result = result.renumbered()
         return result, pairs
+
+    can_stream = True
+
+    def run_streamed(self, op: OP, ds: RayDataset, stage, run, batch_size: int):
+        """The pass after a streaming op as one Ray task per burst of finished rows, sent while the
+        op goes on; rows back in input order. A pass that needs an actor (a model) runs after the
+        op instead, as usual (a model would load once per burst)."""
+        import pyarrow.compute as pc
+
+        import ray
+
+        from data_juicer.core.ray_dataset import unify
+        from data_juicer.utils.batch import rows_to_batch
+
+        if any(needs_actor(o) for o in stage.ops):
+            mid, _ = self.run_global(op, ds)
+            return self.run_pass(stage, mid, run, batch_size, 1, None), mid.num_rows
+        self._drop_after_dedup = []
+        plain = ds.remove_columns([ID])
+        plain.ledger = self.ledger
+        res = stage_resources(stage.ops)
+        env = runtime_env_for(stage.ops)
+        if env:
+            res["runtime_env"] = env
+        task = remote(_streamed_chunk, num_returns=2)
+        task = task.options(**res) if res else task
+        run_ref = ray.put(run)
+        goods, bads, n_mid = [], [], 0
+        for burst in op.iter_bursts(plain):
+            todo = [(i, r) for i, rows in burst for r in rows]
+            n_mid += len(todo)
+            for start in range(0, len(todo), batch_size):
+                chunk = todo[start:start + batch_size]
+                good, bad = task.remote(run_ref, to_table(rows_to_batch([dict(r, **{_ORDER: i}) for i, r in chunk])))
+                goods.append(good)
+                bads.append(bad)
+        try:
+            failed = [rec for records in ray.get(bads) for rec in records]
+            table = unify(ray.get(goods))
+        except Exception as e:
+            err = _op_error_from(e)
+            if err is not None:
+                raise err from None
+            raise
+        if failed:
+            self.ledger.record(failed)
+            logger.warning(f"[{stage.label}] {len(failed)} samples failed and went to {self.ledger.path}")
+        if not table.num_rows or _ORDER not in table.column_names:
+            return ds.select([]) if not table.num_rows else RayDataset.from_table(table).renumbered(), n_mid
+        table = table.take(pc.sort_indices(table, [(_ORDER, "ascending")])).drop_columns([_ORDER])  # stable
+        return RayDataset.from_table(table, self._num_blocks(table.num_rows)).renumbered(), n_mid
 
     # -- checkpoint store -----------------------------------------------------------------
     def save(self, ds: RayDataset, folder: str):

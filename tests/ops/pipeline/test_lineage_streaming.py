@@ -1,6 +1,7 @@
 """lineage_stage in a recipe streams finished samples to the per-sample ops after it."""
 import json
 
+import pytest
 import yaml
 
 from data_juicer.cli.process import main
@@ -55,19 +56,19 @@ DOCS = [
 ]
 
 
-def run_recipe(tmp_path, name, stream):
+def run_recipe(tmp_path, name, stream, executor="default", delay=1.5):
     (tmp_path / "ops.py").write_text(TEST_OPS)
     data = tmp_path / "docs.jsonl"
     data.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
     log = tmp_path / f"{name}.log"
     process = [
-        {"lineage_stage": {"child_ops": [{"test_slow_child_mapper": {"delay": 1.5, "log": str(log), "batch_size": 1}},
+        {"lineage_stage": {"child_ops": [{"test_slow_child_mapper": {"delay": delay, "log": str(log), "batch_size": 1}},
                                          {"words_num_filter": {"min_num": 2, "batch_size": 1}}],
                            "stream": stream}},
         {"test_stamp_mapper": {"log": str(log), "batch_size": 8}},
         {"words_num_filter": {"min_num": 2}},  # on the parent's text: drops id 2
     ]
-    cfg = {"project_name": name, "dataset_path": str(data), "np": 1, "export_path": str(tmp_path / name / "out.jsonl"),
+    cfg = {"project_name": name, "dataset_path": str(data), "np": 1, "executor_type": executor, "export_path": str(tmp_path / name / "out.jsonl"),
            "custom_operator_paths": [str(tmp_path / "ops.py")], "process": process}
     recipe = tmp_path / f"{name}.yaml"
     recipe.write_text(yaml.safe_dump(cfg))
@@ -123,3 +124,15 @@ def test_hf_backend_puts_streamed_rows_back_in_input_order(tmp_path):
     out, n_mid = backend.run_streamed(_Burster(), ds, Stage([op], row_wise=True), run, batch_size=2)
     assert n_mid == 4
     assert [(r["id"], r["text"]) for r in out.to_list()] == [(0, "a a"), (0, "a2 a2"), (2, "c c")]
+
+
+@pytest.mark.slow  # a local Ray
+def test_on_ray_the_next_pass_runs_on_bursts_while_the_stage_goes_on(tmp_path):
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    out, slow, reached = run_recipe(tmp_path, "ray", stream=True, executor="ray", delay=4.0)
+    assert reached[0] < slow and reached[1] > slow
+    base, _, _ = run_recipe(tmp_path, "default", stream=False)
+    assert out == base
