@@ -70,7 +70,8 @@ def savgol_window(n: int, window: int, polyorder: int):
 
 
 def savgol_columns(data, window: int, polyorder: int) -> np.ndarray:
-    """Each column of ``data`` (along axis 0) smoothed with ``scipy.signal.savgol_filter``."""
+    """Each column of ``data`` (along axis 0; trailing axes are columns) smoothed on its own
+    with ``scipy.signal.savgol_filter`` (one column at a time, as Data-Juicer filters them)."""
     data = np.asarray(data, dtype=np.float64)
     win = savgol_window(len(data), window, polyorder)
     if win is None:
@@ -78,7 +79,13 @@ def savgol_columns(data, window: int, polyorder: int) -> np.ndarray:
     require("scipy", who="hand video ops")
     from scipy.signal import savgol_filter
 
-    return savgol_filter(data, win, polyorder, axis=0)
+    if data.ndim == 1:
+        return savgol_filter(data, win, polyorder)
+    flat = data.reshape(len(data), -1)
+    out = np.empty_like(flat)
+    for d in range(flat.shape[1]):
+        out[:, d] = savgol_filter(flat[:, d], win, polyorder)
+    return out.reshape(data.shape)
 
 
 def euler_to_quat_continuous(eulers) -> np.ndarray:
