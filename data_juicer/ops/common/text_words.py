@@ -7,11 +7,11 @@ counts and ratios match exactly.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from data_juicer.ops.common.strip_characters import SPECIAL_CHARACTERS
 from data_juicer.utils.constant import InterVars
-
 
 
 def split_words(text: str) -> list[str]:
@@ -43,6 +43,28 @@ def refine_words(words: list[str], lower_case: bool = False,
         words = [s for s in (w if w[0] not in chars and w[-1] not in chars else strip_special(w, chars)
                              for w in words if w) if s]
     return words
+
+
+# characters whose lower-casing moves them into or out of the special characters, and the capital
+# sigma (whose lower case depends on the next letter, which may be a stripped special one such as 'π')
+# (tests/ops/common/test_text_words.py recomputes this set from SPECIAL_CHARACTERS)
+LOWER_UNSAFE_CHARS = "\u00d8\u03a0\u03a3\u0413\u24c2\ua7ae"
+_LOWER_UNSAFE = re.compile(f"[{LOWER_UNSAFE_CHARS}]")
+
+
+def lower_stripped(text: str, stripped: list[str]) -> list[str] | None:
+    """``refine_words(split_words(text), lower_case=True)`` from ``stripped`` (the same words not
+    lower-cased), or None when ``text`` holds a character for which stripping and lower-casing do
+    not commute (then compute it from the text). The words hold no space, so one ``lower`` of
+    their space-joined string does it."""
+    if _LOWER_UNSAFE.search(text) is not None:
+        return None
+    return " ".join(stripped).lower().split(" ") if stripped else []
+
+
+def stripped_words_context_key(model_key: str | None, text_key: str) -> str:
+    """``__dj__context__`` key of the special-stripped words, not lower-cased."""
+    return f"{InterVars.refined_words}-{model_key}-{text_key}-False-SPECIAL_CHARS-False-[2]-"
 
 
 def words_context_key(model_key: str | None, text_key: str) -> str:

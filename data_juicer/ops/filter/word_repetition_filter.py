@@ -7,10 +7,12 @@ from pydantic import PositiveInt
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.text_words import (
     batch_words,
+    lower_stripped,
     refine_words,
     refined_words_context_key,
     sentencepiece_words,
     setup_word_tokenizer,
+    stripped_words_context_key,
     words_context_key,
 )
 from data_juicer.ops.registry import OPERATORS
@@ -32,12 +34,13 @@ def word_rep_ratio(words: list[str], n: int) -> float:
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def word_rep_ratio_fast(words: list[str], n: int) -> float:
+def word_rep_ratio_fast(words: list[str], n: int, spaces_possible: bool = True) -> float:
     """``word_rep_ratio`` in numpy: n-grams become 64-bit hashes of their words' hashes and are
     counted after a sort (only a 64-bit hash collision could make the two differ). Words holding
-    a space would make space-joined n-grams ambiguous, so those texts take the exact path."""
+    a space would make space-joined n-grams ambiguous, so those texts take the exact path
+    (``spaces_possible=False``: the words come from a split on spaces and cannot hold one)."""
     total = len(words) - n + 1
-    if total < 64 or n == 1 or any(" " in w for w in words):
+    if total < 64 or n == 1 or (spaces_possible and any(" " in w for w in words)):
         return word_rep_ratio(words, n)
     hashes = np.fromiter(map(hash, words), dtype=np.int64, count=len(words)).view(np.uint64)
     h = hashes[:total].copy()
@@ -97,9 +100,19 @@ class WordRepetitionFilter(Filter):
             return samples
         contexts = samples[Fields.context] if context else None
         refined_key = refined_words_context_key(self.model_key, self.text_key)
+        texts = samples[self.text_key]
+        plain = self.model_key is None
+        if contexts is not None and plain:  # lower-case the stripped words another filter left
+            stripped_key = stripped_words_context_key(self.model_key, self.text_key)
+            for i in todo:
+                ctx = contexts[i]
+                if refined_key not in ctx and stripped_key in ctx:
+                    words = lower_stripped(texts[i], ctx[stripped_key])
+                    if words is not None:
+                        ctx[refined_key] = words
         # refined words already in the context need no raw words
         need_raw = [i for i in todo if contexts is None or refined_key not in contexts[i]]
-        raw = dict(zip(need_raw, batch_words(samples[self.text_key], need_raw, contexts,
+        raw = dict(zip(need_raw, batch_words(texts, need_raw, contexts,
                                              words_context_key(self.model_key, self.text_key), self._tokenize())))
         for i in todo:
             if i in raw:
@@ -108,7 +121,7 @@ class WordRepetitionFilter(Filter):
                     contexts[i][refined_key] = words
             else:
                 words = contexts[i][refined_key]
-            stats[i][key] = word_rep_ratio_fast(words, self.rep_len)
+            stats[i][key] = word_rep_ratio_fast(words, self.rep_len, spaces_possible=not plain)
         return samples
 
     def process_batched(self, samples):

@@ -6,6 +6,7 @@ from data_juicer.ops.common.text_words import (
     refine_words,
     sentencepiece_words,
     setup_word_tokenizer,
+    stripped_words_context_key,
     words_context_key,
 )
 from data_juicer.ops.registry import OPERATORS
@@ -54,8 +55,15 @@ class WordsNumFilter(Filter):
         words_key = words_context_key(self.model_key, self.text_key)
         contexts = samples[Fields.context] if context else None
         all_words = batch_words(samples[self.text_key], todo, contexts, words_key, self._tokenize())
+        # the stripped words are kept for the other word filters of the pass (word_repetition_filter
+        # lower-cases them instead of splitting and stripping the text again)
+        stripped_key = (stripped_words_context_key(self.model_key, self.text_key)
+                        if contexts is not None and self.model_key is None else None)
         for i, words in zip(todo, all_words):
-            stats[i][key] = len(refine_words(words))
+            stripped = refine_words(words)
+            stats[i][key] = len(stripped)
+            if stripped_key is not None:
+                contexts[i][stripped_key] = stripped
         return samples
 
     def process_batched(self, samples):
