@@ -276,7 +276,7 @@ def _lenient_jsonl(path: str, tmp_dir: str, text_key: Optional[str] = None) -> t
     digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]
     out_path = os.path.join(tmp_dir, f"lenient-{digest}.jsonl")
     bad = {}
-    for lineno, etype, message, line in scan_jsonl(path, text_key, check_kinds=False):
+    for lineno, etype, message, line in scan_jsonl(path, text_key):
         bad[lineno] = {"op": "load", "file": path, "line": lineno, "error_type": etype, "message": message,
                        "sample": line[:10000]}
     with _open_binary(path) as f, open(out_path, "wb") as out:
@@ -390,6 +390,10 @@ class Loader:
         small = self._read_small_jsonl(files) if fmt == "json" and not self.load_kwargs else None
         if small is not None:
             return self._check_json(small, origin, rejected)
+        if fmt == "json" and self._coerced_by_builder(files):
+            # pyarrow rejects these files but the datasets builder reads a field whose kind changes from
+            # line to line as JSON text ("x" becomes "\"x\""): name the line instead of changing the data
+            self._raise_bad_line(origin, rejected)
         try:
             ds = datasets.load_dataset(builder, data_files=files, split="train", **extra)
         except Exception as e:  # find the culprit and say where it is
@@ -398,7 +402,14 @@ class Loader:
             raise DataLoadError(f"could not read {fmt} data from {files[0]}"
                                 f"{f' (+{len(files) - 1} more files)' if len(files) > 1 else ''}: "
                                 f"{type(e).__name__}: {e}") from e
+        if fmt == "json" and _has_json_feature(ds):  # large files: the builder's JSON-text fallback was used
+            self._raise_bad_line(origin, rejected)
         return self._check_json(ds, origin, rejected) if fmt == "json" else ds
+
+    def _coerced_by_builder(self, files: list[str]) -> bool:
+        """The small-file reader (pyarrow) was tried on ``files`` and failed."""
+        return not self.load_kwargs and all(f.endswith(".jsonl") for f in files) and \
+            sum(os.path.getsize(f) for f in files) <= SMALL_BYTES
 
     def _check_json(self, ds, origin: dict, rejected: list[dict]):
         """Loaded JSON rows: every string valid UTF-8 (the JSON readers do not check) and the text
@@ -483,6 +494,11 @@ class Loader:
             rejected.append({"op": "load", "index": int(i), "error_type": "NullText",
                              "message": f"field '{key}' is null", "sample": ds[int(i)]})
         return ds.select(np.flatnonzero(~mask))
+
+
+def _has_json_feature(ds) -> bool:
+    json_type = getattr(__import__("datasets").features, "Json", None)
+    return json_type is not None and any(isinstance(f, json_type) for f in ds.features.values())
 
 
 def _concat(parts):
