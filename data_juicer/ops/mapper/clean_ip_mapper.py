@@ -12,7 +12,8 @@ DEFAULT_IP_PATTERN = rf"(?:{_IPV4_PART}\.){{3}}{_IPV4_PART}|([\da-fA-F]{{1,4}}:)
 _FAST_IP_PATTERN = rf"(?=\d|[\da-fA-F]{{1,4}}:)(?:{DEFAULT_IP_PATTERN})"
 
 # every address holds a digit.digit (IPv4) or hex:hex (IPv6) and no whitespace
-_IP_GATE = r"[0-9]\.[0-9]|[\da-fA-F]:[\da-fA-F]"
+# (matched from the '.' or ':', so the scan looks for one character class)
+_IP_GATE = r"[.:](?:(?<=[0-9]\.)[0-9]|(?<=[\da-fA-F]:)[\da-fA-F])"
 
 
 @OPERATORS.register_module("clean_ip_mapper")

@@ -15,8 +15,9 @@ DEFAULT_LINK_PATTERN = (
     r")"
 )
 
-# every link holds a ':' (scheme), a '/' (domain.tld/) or 'www', and no whitespace
-_LINK_GATE = r"[:/]|[wW]{3}"
+# every link holds a ':' (scheme), a '/' (domain.tld/) or 'www', and no whitespace; the gate matches at
+# the ':' or '/' or the third 'w' (a pattern opening with one character class is scanned for fast)
+_LINK_GATE = r"[:/wW](?:(?<=[:/])|(?<=[wW]{3}))"
 
 
 @OPERATORS.register_module("clean_links_mapper")
