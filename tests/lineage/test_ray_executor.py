@@ -192,7 +192,8 @@ def test_driver_start_runs_first_batches_in_the_driver_until_an_actor_answers(lo
     p = Program("warm")
     p.domain("doc")
     p.domain("part", parent="doc")
-    s = p.call(Call("work", WherePid, batch_size=2, replicas=1, num_cpus=0.5).setup(0.05), p.expand(p.input("xs"), "part"))
+    s = p.call(Call("work", WherePid, batch_size=2, replicas=1, num_cpus=0.5).setup(0.05),
+               p.expand(p.input("xs"), "part"))
     p.output("y", p.reduce(s, "doc"))
     plan = p.compile()
     roots = [{"xs": [i, i]} for i in range(120)]  # 120 batches of 0.05 s: the actor starts well before the end

@@ -7,8 +7,9 @@ This is what the ``lineage_stage`` operator runs, and the Python API for the sam
     print(stage.plan.describe())
     rows_out = stage.run(rows)
 
-Children are expanded by a built-in splitter (``paragraphs``, ``lines``, ``chunks``) or by any
-registered mapper that returns several rows per sample (``{"text_chunk_mapper": {...}}``).
+Children are expanded by a built-in splitter (``paragraphs``, ``lines``, ``chunks``), by any
+registered mapper that returns several rows per sample (``{"text_chunk_mapper": {...}}``), or by
+a video splitter / frame extractor, one child per clip or frame (``_media_expands.py``).
 Children start with empty statistics.
 """
 
@@ -272,8 +273,9 @@ class FanOutStage:
             return [], errors
         row = dict(parent)
         if self.children_key:
+            value = getattr(self.expander, "child_value", None) or (lambda c: c.get(self.text_key))
             row[self.children_key] = [{k: c.get(k) for k in self.child_fields} if self.child_fields
-                                      else c.get(self.text_key) for c in kept]
+                                      else value(c) for c in kept]
         if self.child_stats_key:
             row[self.child_stats_key] = [c.get(Fields.stats) or {} for c in kept]
         return [row], errors
@@ -339,7 +341,12 @@ def _make_expander(expand, text_key: str, chunk_size: int, defaults: dict):
     if not issubclass(entry.cls, Mapper):
         raise ValueError(f"expand: '{entry.name}' is a {entry.cls.op_type}; expanding needs a mapper that returns "
                          "several rows per sample")
-    return MapperExpander(build_ops([entry], where="lineage_stage")[0]), entry.name
+    from data_juicer.ops.pipeline._media_expands import MEDIA_EXPANDS, media_expander
+
+    op = build_ops([entry], where="lineage_stage")[0]
+    if entry.name in MEDIA_EXPANDS:  # one child per clip / frame (see _media_expands.py)
+        return media_expander(entry.name, op), entry.name
+    return MapperExpander(op), entry.name
 
 
 def ledger_writer(path: str, id_keys=("id", "uid", "doc_id")) -> Callable[[list[dict]], int]:

@@ -14,8 +14,11 @@ class LineageStage(OP):
     """Expands each sample into ordered children, runs per-child ops batched across samples, and
     reduces the children's results back to their sample, on the lineage engine (docs/lineage.md).
 
-    A child is its sample with the text replaced by one piece (built-in ``expand``) or a row of a
-    fan-out mapper (``expand: {text_chunk_mapper: {max_len: 200}}``). Child ops are registered
+    A child is its sample with the text replaced by one piece (built-in ``expand``), a row of a
+    fan-out mapper (``expand: {text_chunk_mapper: {max_len: 200}}``), or one clip / frame of a
+    ``video_split_by_duration_mapper``, ``video_split_by_key_frame_mapper``,
+    ``video_split_by_scene_mapper`` or ``video_extract_frames_mapper`` expand (its
+    ``video_key`` / ``image_key`` holds that one clip or frame; ``children_key`` gets them). Child ops are registered
     mappers and filters, written like a ``process`` list; a filter drops the children it rejects.
     Each kept sample gets its surviving children (in order) in ``children_key`` and their stats in
     ``child_stats_key``. Children an op failed on go to the job's error ledger.
@@ -25,8 +28,8 @@ class LineageStage(OP):
         ``{mapper_name: {params}}``
     :param child_ops: registered mappers and filters run on every child, as in ``process``
     :param chunk_size: characters per child for ``expand: chunks``
-    :param children_key: field receiving a sample's surviving children in order (their text, or
-        dicts of ``child_fields``); ``null`` to leave it out
+    :param children_key: field receiving a sample's surviving children in order (their text, their
+        clip or frame for a video expand, or dicts of ``child_fields``); ``null`` to leave it out
     :param child_fields: child fields to keep in ``children_key`` instead of the text alone
     :param child_stats_key: field receiving the surviving children's stats in order; ``null`` to leave it out
     :param drop_parents: drop a sample when ``no_survivors`` (no child kept: all filtered or failed, or none),

@@ -68,7 +68,8 @@ def run_recipe(tmp_path, name, stream, executor="default", delay=1.5):
         {"test_stamp_mapper": {"log": str(log), "batch_size": 8}},
         {"words_num_filter": {"min_num": 2}},  # on the parent's text: drops id 2
     ]
-    cfg = {"project_name": name, "dataset_path": str(data), "np": 1, "executor_type": executor, "export_path": str(tmp_path / name / "out.jsonl"),
+    cfg = {"project_name": name, "dataset_path": str(data), "np": 1, "executor_type": executor,
+           "export_path": str(tmp_path / name / "out.jsonl"),
            "custom_operator_paths": [str(tmp_path / "ops.py")], "process": process}
     recipe = tmp_path / f"{name}.yaml"
     recipe.write_text(yaml.safe_dump(cfg))
