@@ -81,7 +81,7 @@ else
   debian="no (apt-get and dpkg-deb are needed to fetch the Debian packages)"
 fi
 
-(cd "$DEST" && find . -type f ! -name MANIFEST.tsv ! -name .complete | sort | while read -r f; do
+(cd "$DEST" && find . -type f ! -name MANIFEST.tsv ! -name .complete ! -name .lock | sort | while read -r f; do
   printf '%s\t%s\t%s\n' "${f#./}" "$(stat -c %s "$f")" "$(sha256sum "$f" | cut -d' ' -f1)"
 done) >"$DEST/MANIFEST.tsv"
 printf '%s\ndebian: %s\n' "$VERSION" "$debian" >"$DEST/.complete"

@@ -34,10 +34,17 @@ def _marker(dest: str) -> list[str]:
 def testdata_dir() -> str:
     dest = os.environ.get("DJ_TESTDATA_DIR") or os.path.expanduser("~/.cache/data_juicer/testdata")
     if _marker(dest)[:1] != [VERSION]:
-        res = subprocess.run(["bash", SCRIPT, dest], capture_output=True, text=True,
-                             env={**os.environ, "PYTHON": sys.executable})
-        if res.returncode != 0:
-            raise RuntimeError(f"tools/fetch_testdata.sh failed (it needs PyPI and the Debian archive):\n{res.stderr}")
+        import fcntl
+
+        os.makedirs(dest, exist_ok=True)
+        with open(os.path.join(dest, ".lock"), "w") as lock:  # one fetch at a time (pytest -n workers)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if _marker(dest)[:1] != [VERSION]:
+                res = subprocess.run(["bash", SCRIPT, dest], capture_output=True, text=True,
+                                     env={**os.environ, "PYTHON": sys.executable})
+                if res.returncode != 0:
+                    raise RuntimeError("tools/fetch_testdata.sh failed (it needs PyPI and the Debian archive):\n"
+                                       f"{res.stderr}")
     return dest
 
 
