@@ -111,7 +111,11 @@ def _run(kind: str, samples, recipe: RecipeLike, base_dir: Optional[str], errors
             for sample in samples:
                 if not isinstance(sample, Mapping):
                     raise TypeError(f"sample {n}: expected a dict, got {type(sample).__name__}")
-                f.write(json.dumps(_absolute_media(dict(sample), keys, base), ensure_ascii=False) + "\n")
+                try:
+                    line = json.dumps(_absolute_media(dict(sample), keys, base), ensure_ascii=False)
+                except (TypeError, ValueError) as e:
+                    raise TypeError(f"sample {n}: samples must be JSON-serialisable dicts ({e})") from None
+                f.write(line + "\n")
                 n += 1
         if n == 0:
             return []

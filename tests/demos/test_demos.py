@@ -162,6 +162,10 @@ def test_api_errors_name_the_recipe():
     with pytest.raises(ConfigError, match="recipe file 'nowhere.yaml' does not exist"):
         process([{"text": "a"}], "nowhere.yaml")
     assert process([], [{"text_length_filter": {}}]) == []
+    with pytest.raises(TypeError, match=r"^sample 1: samples must be JSON-serialisable dicts \(Object of type bytes"):
+        process([{"text": "a"}, {"text": b"x"}], [])
+    with pytest.raises(TypeError, match=r"^sample 0: expected a dict, got str"):
+        process(["a"], [])
 
 
 def test_api_resolves_relative_media_paths_and_returns_ledger_entries(tmp_path):
