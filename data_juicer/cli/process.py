@@ -160,6 +160,8 @@ def _main(argv: list[str] | None = None) -> int:
         return _fail(f"{recipe.config_path}: {e}")
     except OpError as e:
         return _fail(f"{recipe.config_path}: {e} (set skip_op_error: true to record such samples and go on)", 1)
+    except OSError as e:  # e.g. the disk filled up while writing: no file that looks whole was left
+        return _fail(f"{recipe.config_path}: {type(e).__name__}: {e}", 1)
     _print_report(report)
     return 0
 
