@@ -6,6 +6,7 @@ import numpy as np
 from pydantic import PositiveInt
 
 from data_juicer.ops.base import Filter
+from data_juicer.ops.common import repetition_numba
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, StatsKeys
 
@@ -34,7 +35,7 @@ def char_rep_ratio_fast(text: str, n: int) -> float:
         return 0.0
     if total < 64:  # short texts: the plain version is faster
         return char_rep_ratio(text, n)
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
     h = codes[:total].copy()
     for j in range(1, n):
         h *= _MIX
@@ -71,9 +72,17 @@ class CharacterRepetitionFilter(Filter):
 
     def compute_stats_batched(self, samples):
         key, n = StatsKeys.char_rep_ratio, self.rep_len
-        for text, stat in zip(samples[self.text_key], samples[Fields.stats]):
-            if key not in stat:
-                stat[key] = char_rep_ratio_fast(text, n)
+        texts, stats = samples[self.text_key], samples[Fields.stats]
+        todo = [i for i, s in enumerate(stats) if key not in s]
+        # texts of 64 n-grams or more: one compiled call for the batch (numba), else numpy text by text;
+        # shorter ones: the exact counting (as char_rep_ratio_fast does)
+        long = [i for i in todo if len(texts[i]) - n + 1 >= 64]
+        if len(long) > 1 and repetition_numba.available():
+            for i, r in zip(long, repetition_numba.char_rep_ratios([texts[i] for i in long], n).tolist()):
+                stats[i][key] = r
+            todo = [i for i in todo if key not in stats[i]]
+        for i in todo:
+            stats[i][key] = char_rep_ratio_fast(texts[i], n)
         return samples
 
     def process_batched(self, samples):

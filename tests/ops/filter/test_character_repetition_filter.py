@@ -70,3 +70,24 @@ def test_numpy_ratio_equals_counter_ratio():
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 120)))
         for n in (1, 2, 5, 10, 17):
             assert char_rep_ratio_fast(text, n) == char_rep_ratio(text, n)
+
+
+def test_compiled_batch_ratios_equal_the_python_ones():
+    """The numba kernel (one call per batch) gives char_rep_ratio's values: texts of every length
+    around the 64-n-gram switch, repeated runs, emoji and a lone surrogate."""
+    import random
+
+    from data_juicer.ops.common import repetition_numba
+    from data_juicer.ops.filter.character_repetition_filter import char_rep_ratio, char_rep_ratio_fast
+
+    if not repetition_numba.available():
+        pytest.skip("numba is not installed: the compiled path is not used")
+    rng = random.Random(2)
+    alphabet = "ab c\n😀é\ud800"
+    texts = ["".join(rng.choice(alphabet[:rng.randint(1, len(alphabet))]) for _ in range(rng.randint(0, 300)))
+             for _ in range(300)] + ["abcdefghij" * 20, "x" * 100, ""]
+    for n in (1, 3, 10):
+        got = repetition_numba.char_rep_ratios(texts, n).tolist()
+        assert got == [char_rep_ratio(t, n) for t in texts]
+        assert got == [char_rep_ratio_fast(t, n) for t in texts]
+    assert repetition_numba.char_rep_ratios(["abcdefghij" * 20], 10).tolist() == [58 / 191]  # 10 distinct 10-grams; the isqrt(10) = 3 most frequent: 20 + 19 + 19

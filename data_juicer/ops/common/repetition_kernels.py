@@ -1,0 +1,74 @@
+"""numba kernel of the character n-gram repetition ratio (``character_repetition_filter``).
+
+Imported only through ``repetition_numba`` when numba is installed. Module-level functions, so
+numba's on-disk cache (``cache=True``) holds across processes.
+"""
+
+import numba as nb
+import numpy as np
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@nb.njit(cache=True)
+def char_rep_ratios(codes, offsets, n, out):  # pragma: no cover - compiled
+    """For each document ``d`` (code points ``codes[offsets[d]:offsets[d+1]]``) the share of its
+    ``n``-grams taken by its ``isqrt(#distinct)`` most frequent repeated ones. The n-grams are the
+    64-bit hashes of ``character_repetition_filter.char_rep_ratio_fast``, so the results equal its."""
+    for d in range(len(offsets) - 1):
+        s = offsets[d]
+        total = offsets[d + 1] - s - n + 1
+        if total <= 0:
+            out[d] = 0.0
+            continue
+        # count the n-gram hashes in an open-addressing table (no sort): slots from the top bits
+        bits = 1
+        while (1 << bits) < 2 * total:
+            bits += 1
+        size = 1 << bits
+        shift = np.uint64(64 - bits)
+        mask = np.int64(size - 1)
+        keys = np.empty(size, np.uint64)
+        cnt = np.zeros(size, np.int64)
+        k = 0
+        for i in range(total):
+            x = np.uint64(codes[s + i])
+            for j in range(1, n):
+                x = x * _MIX
+                x ^= np.uint64(codes[s + i + j])
+            slot = np.int64((x * _MIX) >> shift)
+            while True:
+                c = cnt[slot]
+                if c == 0:
+                    keys[slot] = x
+                    cnt[slot] = 1
+                    k += 1
+                    break
+                if keys[slot] == x:
+                    cnt[slot] = c + 1
+                    break
+                slot = (slot + np.int64(1)) & mask
+        repeated = 0
+        for i in range(size):
+            if cnt[i] > 1:
+                repeated += 1
+        rep = np.empty(repeated, np.int64)
+        m = 0
+        for i in range(size):
+            if cnt[i] > 1:
+                rep[m] = cnt[i]
+                m += 1
+        r = int(np.sqrt(k))
+        while r * r > k:
+            r -= 1
+        while (r + 1) * (r + 1) <= k:
+            r += 1
+        n_top = min(r, repeated)
+        if n_top <= 0:
+            out[d] = 0.0
+            continue
+        rep.sort()  # the n_top largest counts are among the repeated ones (n_top <= repeated)
+        acc = 0
+        for i in range(repeated - n_top, repeated):
+            acc += rep[i]
+        out[d] = acc / total
