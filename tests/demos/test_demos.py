@@ -7,6 +7,7 @@ register custom ops and the scripts run in a fresh interpreter, as a user runs t
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -95,6 +96,8 @@ def test_audio(tmp_path):
     assert stats[0]["__dj__stats__"] == {"audio_duration": [1.5], "audio_sizes": [24044]}
 
 
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="video_split_by_duration_mapper needs the ffmpeg program "
+                    "(Debian: apt-get install ffmpeg)")
 def test_video(tmp_path):
     av = pytest.importorskip("av")
     rows, stats, _ = dj("video", tmp_path, "--video_split_by_duration_mapper.save_dir", str(tmp_path / "clips"))
