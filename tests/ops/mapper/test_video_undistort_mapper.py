@@ -132,17 +132,32 @@ def test_end_to_end_bad_videos_go_to_the_ledger(video_files, tmp_path, make_reci
     """The family's e2e check: undistort and trajectory overlay on good, missing and corrupt media."""
     from data_juicer.cli.process import main
 
+    cv2 = pytest.importorskip("cv2")
+    frame = str(tmp_path / "f0.png")
+    cv2.imwrite(frame, np.full((48, 64, 3), 90, np.uint8))
+    seg = {"hand_type": "right", "segment_id": 0, "states": [[0, 0, 1, 0, 0, 0, 0, 1]] * 2, "valid_frame_ids": [0, 1]}
+    overlay_meta = {"atomic_action_segments": [seg], "video_camera_pose_tags": [{"cam_c2w": [np.eye(4).tolist()] * 2}],
+                    "camera_calibration_moge_tags": [{"hfov": 1.0}]}
     rows = [{"id": "a", "text": "<__dj__video> x", **row(video_files["motion"], IDENTITY)},
             {"id": "gone", "text": "<__dj__video> x", **row(video_files["missing"], IDENTITY)},
-            {"id": "junk", "text": "<__dj__video> x", **row(video_files["corrupt"], IDENTITY)}]
-    recipe = make_recipe(rows, [{NAME: {"output_video_dir": str(tmp_path / "o")}}])
+            {"id": "junk", "text": "<__dj__video> x", **row(video_files["corrupt"], IDENTITY)},
+            {"id": "frames", "text": "f", "video_frames": [[frame, frame]], Fields.meta: overlay_meta},
+            {"id": "frame_gone", "text": "f", "video_frames": [[frame, str(tmp_path / "nope.png")]],
+             Fields.meta: overlay_meta}]
+    recipe = make_recipe(rows, [{NAME: {"output_video_dir": str(tmp_path / "o")}},
+                                {"video_trajectory_overlay_mapper": {"save_dir": str(tmp_path / "ov")}}],
+                         keep_stats_in_res_ds=True)
     assert main(["--config", recipe]) == 0
     out = tmp_path / "out"
-    res = read_jsonl(out / "result.jsonl")
-    assert [r["id"] for r in res] == ["a"]
-    assert len(res[0]["undistorted_video"]) == 1 and os.path.exists(res[0]["undistorted_video"][0])
+    res = {r["id"]: r for r in read_jsonl(out / "result.jsonl")}
+    assert sorted(res) == ["a", "frames"]
+    assert len(res["a"]["undistorted_video"]) == 1 and os.path.exists(res["a"]["undistorted_video"][0])
+    meta = res["frames"][Fields.meta]
+    meta = json.loads(meta) if isinstance(meta, str) else meta
+    assert len(meta["atomic_action_segments"][0]["overlay_frames"]) == 2
     job = [os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))][0]
     errors = read_jsonl(os.path.join(job, "errors.jsonl"))
-    assert sorted((e["sample"]["id"], e["op"]) for e in errors) == [("gone", NAME), ("junk", NAME)]
+    assert sorted((e["sample"]["id"], e["op"]) for e in errors) == [
+        ("frame_gone", "video_trajectory_overlay_mapper"), ("gone", NAME), ("junk", NAME)]
     text = json.dumps(errors)
-    assert "does_not_exist.mp4" in text and "corrupt.mp4" in text
+    assert "does_not_exist.mp4" in text and "corrupt.mp4" in text and "nope.png" in text
