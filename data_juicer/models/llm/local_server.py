@@ -244,9 +244,11 @@ class ServerProcess:
     """A local server in a subprocess: ``base_url``, the test hooks as methods, ``stop()``."""
 
     def __init__(self, model: str = "tiny", served_name: str = "tiny-llm", work_dir: Optional[str] = None,
-                 max_tokens: int = 32, max_batch: int = 32, threads: int = 1, startup_timeout: float = 300):
+                 max_tokens: int = 32, max_batch: int = 32, threads: int = 1, startup_timeout: float = 300,
+                 port: Optional[int] = None):
+        """``port``: a fixed port (e.g. to restart a server where a killed one was), else a free one."""
         self.model, self.served_name = model, served_name
-        self.port = free_port()
+        self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.args = [sys.executable, "-m", "data_juicer.models.llm.local_server", "--model", model,
                      "--served-name", served_name, "--port", str(self.port), "--max-tokens", str(max_tokens),

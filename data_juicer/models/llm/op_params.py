@@ -13,7 +13,12 @@ An op calls :meth:`LLMOpMixin.init_llm` in its constructor with the parameters i
 * otherwise -> ``api`` (``api_model`` at ``api_endpoint`` / ``$OPENAI_BASE_URL``)
 
 When the recipe's ``use_cache`` is on (the executor sets ``op.use_cache``), responses are
-cached on disk in ``<work_dir>/../llm_cache`` so a rerun does not send them again.
+cached on disk in ``<work_dir>/../llm_cache`` so a rerun does not send them again. With
+``use_checkpoint`` (and no ``use_cache``) every finished response is journaled in
+``<checkpoint_dir>/llm_requests/`` as it arrives: op-level checkpoints cover finished ops only, and
+the journal lets a rerun after a stop part-way through an LLM op (a failed sample with
+``skip_op_error: false``, a server that went away, a killed process) replay the finished requests
+and send only the rest.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ import os
 from typing import Any, Callable, Optional, Sequence
 
 from data_juicer.models.llm.base import ChatBackend, Messages, parse_batch_with_retry
+
+# with use_checkpoint, finished responses are journaled in <checkpoint_dir>/<JOURNAL_DIR>/llm_cache.sqlite
+JOURNAL_DIR = "llm_requests"
 
 
 def chat_messages(user: str, system: Optional[str] = None) -> Messages:
@@ -77,9 +85,40 @@ class LLMOpMixin:
             ensure_installed(("vllm",), self.name)
 
     def _llm_cache_dir(self) -> Optional[str]:
-        if not getattr(self, "use_cache", False) or not getattr(self, "work_dir", None):
+        """Where responses are kept on disk: the shared cache (``use_cache``), else the checkpoint's
+        request journal (``use_checkpoint``), else nowhere."""
+        if not getattr(self, "work_dir", None):
             return None
-        return os.path.join(os.path.dirname(os.path.abspath(self.work_dir)), "llm_cache")
+        if getattr(self, "use_cache", False):
+            return os.path.join(os.path.dirname(os.path.abspath(self.work_dir)), "llm_cache")
+        ckpt = self._checkpoint_dir()
+        return os.path.join(ckpt, JOURNAL_DIR) if ckpt else None
+
+    def _checkpoint_dir(self) -> Optional[str]:
+        """The recipe's checkpoint folder when ``use_checkpoint`` is on (else None).
+
+        The executor sets ``op.checkpoint_dir``; ops built otherwise (tests, tools) have none. As a
+        fallback for an executor that does not set it, the job folder's resolved recipe
+        (``<work_dir>/cli.yaml``) is read: ``use_checkpoint`` and ``checkpoint_dir`` (default
+        ``<folder of job folders>/ckpt``).
+        """
+        if "checkpoint_dir" in self.__dict__:
+            return self.__dict__["checkpoint_dir"]
+        cfg_path = os.path.join(self.work_dir, "cli.yaml")
+        ckpt = None
+        if os.path.isfile(cfg_path):
+            import yaml
+
+            try:
+                with open(cfg_path, encoding="utf-8") as f:
+                    cfg = yaml.safe_load(f) or {}
+            except (OSError, yaml.YAMLError):
+                cfg = {}
+            if cfg.get("use_checkpoint"):
+                ckpt = os.path.abspath(cfg.get("checkpoint_dir")
+                                       or os.path.join(os.path.dirname(os.path.abspath(self.work_dir)), "ckpt"))
+        self.checkpoint_dir = ckpt
+        return ckpt
 
     @property
     def llm(self) -> ChatBackend:
