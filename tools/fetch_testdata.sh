@@ -16,7 +16,8 @@
 #   DEST/video/phone/*                a phone clip and one clip in 4 containers (the same package)
 #   DEST/image/photos/palapeli/*.jpg  photos of KDE's Palapeli puzzles (Debian palapeli-data, GPL-2+/LGPL)
 #   DEST/.complete                    written last: "testdata v2", then "debian: yes" or "debian: no (why)"
-# The Debian part needs apt-get and dpkg-deb (and apt lists: `apt-get update`); without them the
+# The Debian part needs apt-get and dpkg-deb, and apt lists (run as root, the script runs
+# `apt-get update` itself where there are none); without apt-get/dpkg-deb the
 # PyPI part is still fetched and .complete says "debian: no (...)", so the tests that need it skip
 # saying why. A Debian download that fails where apt-get exists is an error (exit 1).
 # Idempotent: a DEST completed by this version is left alone; an older one is fetched again.
@@ -66,6 +67,8 @@ copy_flat() {  # copy_flat SRC_DIR FIND_ARGS... DEST_SUBDIR (last): regular file
   find "$src" -type f "$@" | sort | while read -r f; do cp "$f" "$out/"; done
 }
 if command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
+  # apt-get download needs the package lists; a fresh container has none
+  if ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then apt-get update -qq; fi
   # speech: optional, as before (tests that need it say so)
   if fetch_deb asterisk-core-sounds-en-wav 2>/dev/null; then
     find "$WORK/x/asterisk-core-sounds-en-wav" -maxdepth 6 -path '*/sounds/en_US_f_Allison/*' -name '*.wav' \
