@@ -72,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     main_pid = os.getpid()
     previous = signal.getsignal(signal.SIGINT)
 
+    interrupted = []
+
     def on_sigint(signum, frame):
         if os.getpid() != main_pid:  # a forked worker: the main process stops it, quietly
             return
+        interrupted.append(True)
         raise KeyboardInterrupt
 
     in_main_thread = _is_main_thread()
@@ -83,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     _RUN.clear()
     try:
         return _main(argv)
-    except KeyboardInterrupt:
+    except BaseException as e:
+        # a library cleaning up after the interrupt may raise something else (a worker pool's TimeoutError)
+        if not isinstance(e, KeyboardInterrupt) and not interrupted:
+            raise
         print(f"dj-process: interrupted (Ctrl-C); {_resume_hint()}", file=sys.stderr)
         return 130
     finally:
