@@ -19,8 +19,15 @@ import numpy as np
 
 from data_juicer.utils.lazy import require
 
-__all__ = ["as_array", "euler_to_quat_continuous", "recompute_actions", "savgol_columns", "savgol_window",
-           "empty_hand_result", "rotation"]
+__all__ = [
+    "as_array",
+    "empty_hand_result",
+    "euler_to_quat_continuous",
+    "recompute_actions",
+    "rotation",
+    "savgol_columns",
+    "savgol_window",
+]
 
 
 def as_array(value, what: str = "array") -> np.ndarray:

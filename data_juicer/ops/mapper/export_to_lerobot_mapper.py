@@ -82,7 +82,7 @@ class ExportToLeRobotMapper(Mapper):
 
     def __init__(self, output_dir: str = "./lerobot_output", hand_action_field: str = "hand_action_tags",
                  fps: int = 10, robot_type: str = "egodex_hand", chunks_size: int = DEFAULT_CHUNKS_SIZE,
-                 segment_field: str = None, frame_field: str = MetaKeys.video_frames, **kwargs):
+                 segment_field: str | None = None, frame_field: str = MetaKeys.video_frames, **kwargs):
         """
         :param output_dir: root folder of the LeRobot dataset
         :param hand_action_field: ``__dj__meta__`` field with the states / actions (whole-video
@@ -169,7 +169,7 @@ class ExportToLeRobotMapper(Mapper):
                    "-pix_fmt", "bgr24", "-s", f"{w}x{h}", "-r", str(self.fps), "-i", "-", "-c:v", "libx264",
                    "-pix_fmt", "yuv420p", "-preset", "fast", "-crf", "23", "-movflags", "frag_keyframe+empty_moov",
                    "-f", "mp4", tmp]
-            res = subprocess.run(cmd, input=b"".join(i.tobytes() for i in imgs), capture_output=True)
+            res = subprocess.run(cmd, input=b"".join(i.tobytes() for i in imgs), capture_output=True, check=False)
             if res.returncode != 0:
                 raise VideoError(f"ffmpeg failed encoding '{out_path}': "
                                  f"{res.stderr.decode(errors='replace').strip()[-400:]}", out_path)

@@ -89,8 +89,8 @@ class VideoClipReassemblyMapper(Mapper):
                  camera_pose_field: str = MetaKeys.video_camera_pose_tags,
                  hand_reconstruction_field: str = MetaKeys.hand_reconstruction_hawor_tags,
                  frame_field: str = MetaKeys.video_frames, moge_field: str = MetaKeys.camera_calibration_moge_tags,
-                 clip_field: str = "clips", video_key: str = "videos", split_duration: float = None,
-                 overlap_duration: float = None, fps: float = None, **kwargs):
+                 clip_field: str = "clips", video_key: str = "videos", split_duration: float | None = None,
+                 overlap_duration: float | None = None, fps: float | None = None, **kwargs):
         """
         :param hand_action_field: ``__dj__meta__`` field with one hand-action result per clip
             (``video_hand_action_compute_mapper``'s output)

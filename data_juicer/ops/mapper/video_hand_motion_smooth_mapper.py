@@ -2,8 +2,13 @@ import numpy as np
 from loguru import logger
 
 from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.hand_video import (euler_to_quat_continuous, recompute_actions, rotation,
-                                               savgol_columns, savgol_window)
+from data_juicer.ops.common.hand_video import (
+    euler_to_quat_continuous,
+    recompute_actions,
+    rotation,
+    savgol_columns,
+    savgol_window,
+)
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, MetaKeys
 

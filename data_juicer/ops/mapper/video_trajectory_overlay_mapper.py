@@ -67,7 +67,7 @@ class VideoTrajectoryOverlayMapper(Mapper):
     def __init__(self, segment_field: str = "atomic_action_segments",
                  camera_pose_field: str = MetaKeys.video_camera_pose_tags,
                  moge_field: str = MetaKeys.camera_calibration_moge_tags, frame_field: str = MetaKeys.video_frames,
-                 save_dir: str = None, n_sample_frames: int = 8, palm_joint_index: int = 9, dot_radius: int = 10,
+                 save_dir: str | None = None, n_sample_frames: int = 8, palm_joint_index: int = 9, dot_radius: int = 10,
                  line_thickness: int = 4, trajectory_alpha: float = 0.7, **kwargs):
         """
         :param segment_field: ``__dj__meta__`` field with the atomic action segments

@@ -93,7 +93,7 @@ class VideoUndistortMapper(Mapper):
     uses = (InterVars.loaded_videos,)
     requires = ("opencv-python-headless",)
 
-    def __init__(self, output_video_dir: str = None, undistorted_video_field: str = MetaKeys.undistorted_video,
+    def __init__(self, output_video_dir: str | None = None, undistorted_video_field: str = MetaKeys.undistorted_video,
                  camera_calibration_field: str = "camera_calibration", batch_size_each_video: int = 1000,
                  crf: int = 22, **kwargs):
         """
@@ -212,7 +212,7 @@ class VideoUndistortMapper(Mapper):
         joined = os.path.join(tmp, "joined.mp4")
         res = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "concat", "-safe", "0",
                               "-i", listing, "-c", "copy", "-movflags", "frag_keyframe+empty_moov", joined, "-y"],
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, check=False)
         if res.returncode != 0:
             raise VideoError(f"ffmpeg failed joining the pieces of '{out_path}': {res.stderr.strip()[-400:]}",
                              out_path)

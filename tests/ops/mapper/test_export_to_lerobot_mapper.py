@@ -93,7 +93,8 @@ def test_whole_video_episodes_and_final_layout(video_files, tmp_path):
     offset = 0 if cup == 0 else 5
     assert table["index"] == [offset + f for f in (2, 3, 5, 6)]
     video = root / "videos" / "chunk-000" / "observation.images.image" / f"episode_{cup:06d}.mp4"
-    assert video.read_bytes() == open(video_files["motion"], "rb").read()
+    with open(video_files["motion"], "rb") as f:
+        assert video.read_bytes() == f.read()
     modality = json.loads((root / "meta" / "modality.json").read_text())
     assert modality["state"]["gripper"] == {"start": 7, "end": 8} and modality["action"]["gripper"]["end"] == 7
 

@@ -56,7 +56,7 @@ def to_clip1(state):
 
 
 def sample(frames):
-    clips = [list(range(0, 8)), list(range(START1, N))]
+    clips = [list(range(8)), list(range(START1, N))]
     c2w = [[global_c2w(f).tolist() for f in clips[0]],
            [(np.linalg.inv(T) @ global_c2w(f)).tolist() for f in clips[1]]]
     states = [[global_state(f) for f in clips[0]], [to_clip1(global_state(f)) for f in clips[1]]]

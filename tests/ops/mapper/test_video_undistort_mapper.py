@@ -66,7 +66,7 @@ def test_maps_equal_opencv_omnidir():
 
 
 def test_undistorts_each_video(video_files, tmp_path):
-    src, src_info = frames(video_files["motion"])
+    src, _ = frames(video_files["motion"])
     out = run_ops_on_rows([make(tmp_path)], [row(video_files["motion"], IDENTITY, ZOOM_OUT)])[0]
     same, wide = out["undistorted_video"]
     assert out["videos"] == [video_files["motion"]] * 2
@@ -155,7 +155,7 @@ def test_end_to_end_bad_videos_go_to_the_ledger(video_files, tmp_path, make_reci
     meta = res["frames"][Fields.meta]
     meta = json.loads(meta) if isinstance(meta, str) else meta
     assert len(meta["atomic_action_segments"][0]["overlay_frames"]) == 2
-    job = [os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))][0]
+    job = next(os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d)))
     errors = read_jsonl(os.path.join(job, "errors.jsonl"))
     assert sorted((e["sample"]["id"], e["op"]) for e in errors) == [
         ("frame_gone", "video_trajectory_overlay_mapper"), ("gone", NAME), ("junk", NAME)]
