@@ -31,6 +31,12 @@ def main(argv=None) -> int:
         return _fail(str(e))
     except OpError as e:
         return _fail(f"{e} (set skip_op_error: true to record such samples and go on)", 1)
+    except OSError as e:
+        return _fail(f"{type(e).__name__}: {e}", 1)
+    except KeyboardInterrupt:
+        print("dj-analyze: interrupted (Ctrl-C); nothing was published; run the same command again to start over",
+              file=sys.stderr)
+        return 130
     print(result.to_string())
     print(f"Stats:    {stats_file}")
     print(f"Analysis: {analysis_dir}")
