@@ -181,3 +181,21 @@ def test_api_resolves_relative_media_paths_and_returns_ledger_entries(tmp_path):
                    skip_op_error=True, errors=errors)
     assert kept == [{"id": 0, "text": "a", "images": [os.path.join(ROOT, "demos", "data", "images", "checker.png")]}]
     assert len(errors) == 1 and errors[0]["op"] == "image_shape_filter" and "missing.png" in json.dumps(errors[0])
+
+
+def test_demo_media_are_what_make_media_makes(tmp_path):
+    # images and audio are byte-for-byte deterministic; the committed files are their output
+    sys.path.insert(0, os.path.join(ROOT, "demos", "data"))
+    try:
+        import make_media
+    finally:
+        sys.path.pop(0)
+    make_media.images(str(tmp_path / "images"))
+    make_media.audio(str(tmp_path / "audio"))
+    for kind in ("images", "audio"):
+        names = sorted(os.listdir(tmp_path / kind))
+        assert names == sorted(os.listdir(os.path.join(ROOT, "demos", "data", kind)))
+        for n in names:
+            assert (tmp_path / kind / n).read_bytes() == open(os.path.join(ROOT, "demos", "data", kind, n), "rb").read(), n
+    total = sum(os.path.getsize(p) for p in glob.glob(os.path.join(ROOT, "demos", "data", "*", "*")))
+    assert total < 200_000, total
