@@ -196,6 +196,7 @@ def test_demo_media_are_what_make_media_makes(tmp_path):
         names = sorted(os.listdir(tmp_path / kind))
         assert names == sorted(os.listdir(os.path.join(ROOT, "demos", "data", kind)))
         for n in names:
-            assert (tmp_path / kind / n).read_bytes() == open(os.path.join(ROOT, "demos", "data", kind, n), "rb").read(), n
+            with open(os.path.join(ROOT, "demos", "data", kind, n), "rb") as f:
+                assert (tmp_path / kind / n).read_bytes() == f.read(), n
     total = sum(os.path.getsize(p) for p in glob.glob(os.path.join(ROOT, "demos", "data", "*", "*")))
     assert total < 200_000, total
