@@ -186,8 +186,9 @@ def ours_plan(a, cfg):
     kids = p.call(Call("expand", expand_specs, batch_size=a.batch_size, num_cpus=0.25, inline=inline),
                   p.input("spec"))
     c = p.expand(kids, "child")
+    # a model's setup is heavy: the driver does not build a copy of it while the actors start
     v = p.call(Call("child", OursChild, batch_size=a.batch_size, replicas=a.replicas, num_cpus=a.child_cpus,
-                    policy=a.policy).setup(cfg), c, out="child")
+                    policy=a.policy, driver_start=not cfg.get("model")).setup(cfg), c, out="child")
     out = p.call(Call("combine", combine, batch_size=a.batch_size, num_cpus=0.25, inline=inline), p.reduce(v, "parent"),
                  out="combine")
     p.output("out", out)
@@ -210,7 +211,7 @@ def run_ours(a, cfg, specs, engine: str) -> Sys:
         from data_juicer.lineage.ray_executor import run_ray
 
         res = run_ray(plan, roots, input_batch_size=a.input_batch_size, max_active_input_batches=4,
-                      slots_per_replica=a.slots, on_parent=on_parent)
+                      slots_per_replica=a.slots, on_parent=on_parent, driver_start=bool(a.driver_start))
     else:
         res = run_local(plan, roots, on_parent=on_parent)
     t1 = time.time()
@@ -433,6 +434,8 @@ def main() -> int:
     ap.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray")
     ap.add_argument("--ours-inline", type=int, default=1,
                     help="ours: run expand and combine inline in the driver (1) or on actor pools like the others (0)")
+    ap.add_argument("--driver-start", type=int, default=1,
+                    help="ours: a driver-thread replica runs child batches while the actors start (1) or not (0)")
     ap.add_argument("--poison", type=int, default=10, help="failure run: poison child 0 of the N largest parents")
     ap.add_argument("--systems", default="ours,local,raydata,rayorch")
     ap.add_argument("--failure-systems", default="ours,rayorch,raydata")

@@ -87,6 +87,9 @@ class Call:
     items. It bounds the work a failing parent wastes: its siblings already sent when the
     failure comes back.
 
+    ``driver_start=False``: on Ray, the driver never builds a replica of this call to run batches
+    while its actors start (``run_ray(driver_start=...)``); for a setup that loads a model.
+
     ``inline=True``: on Ray, the call runs in the driver between reports instead of on an actor
     pool. For cheap functions (splitting a text, combining a parent's results) this saves an
     actor's start-up and two object-store hops per batch; its resources are then ignored.
@@ -106,6 +109,9 @@ class Call:
     max_in_flight_per_parent: Optional[int] = None
     init_args: tuple = ()  # constructor arguments of a class ``fn``, recorded by ``setup``
     init_kwargs: tuple = ()  # (name, value) pairs: the dataclass stays hashable and frozen
+    # Ray executor: while the actors start, a replica in a driver thread may run batches (False: a heavy
+    # setup, e.g. a model, that the driver should not build a second copy of)
+    driver_start: bool = True
 
     def __post_init__(self):
         if self.batch_size < 1:

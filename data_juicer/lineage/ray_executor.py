@@ -221,8 +221,8 @@ def iter_ray(plan: Plan, roots: Iterable[dict], **options) -> Iterator[Finished]
         with nothing in flight for that call, so a failing parent has few siblings already sent
     :param driver_start: while a CPU call's actors start (a Ray worker process takes seconds), a
         replica of it built in a driver thread runs its batches, one at a time; it stops taking
-        batches as soon as an actor answers. GPU calls never. Set False when a call's setup is
-        too heavy to build twice (a large model: the driver would hold a copy)
+        batches as soon as an actor answers. GPU calls never, nor calls declared with
+        ``Call(driver_start=False)`` (a setup too heavy to build twice: the driver would hold a copy)
 
     The generator's ``.result`` (on the ``RayRun`` it returns) is the ``LineageResult`` once it is
     exhausted. Breaking out of the loop stops the run and frees its actors."""
@@ -281,7 +281,7 @@ class RayRun:
         pools = {n.out: _Pool(ray, n, self.slots, cpus[n.out]) for n in plan.calls if not n.call.inline}
         inline = {n.out: n.call.build() for n in plan.calls if n.call.inline}
         helpers = {out: _DriverReplica(pool.call) for out, pool in pools.items()
-                   if self.driver_start and not pool.call.num_gpus}
+                   if self.driver_start and pool.call.driver_start and not pool.call.num_gpus}
         helper_batches = 0
         source = iter(self.roots)
         exhausted = False

@@ -212,3 +212,10 @@ def test_driver_start_runs_first_batches_in_the_driver_until_an_actor_answers(lo
     assert [v for v, _ in sum(res.values("y"), [])] == [i + 1 for i in range(120) for _ in range(2)]
     off = list(iter_ray(plan, roots[:4], driver_start=False))
     assert len(off) == 4 and all(f.values["y"][0][1] != me for f in off)
+    # a call can opt out itself (a heavy setup, e.g. a model)
+    p2 = Program("heavy")
+    p2.domain("doc")
+    p2.output("y", p2.call(Call("work", WherePid, batch_size=2, num_cpus=0.5, driver_start=False).setup(0.0),
+                           p2.input("x")))
+    res = iter_ray(p2.compile(), [{"x": i} for i in range(6)])
+    assert all(f.values["y"][1] != me for f in res) and res.result.extra["driver_batches"] == 0

@@ -182,7 +182,8 @@ class FanOutStage:
         cur = p.expand(pieces, "child", out="child")
         for i, op in enumerate(self.child_ops):
             cur = p.call(Call(op.name, OpCall(op), batch_size=op.batch_size, policy=batch_policy, recovery=recovery,
-                              num_cpus=op.num_cpus, num_gpus=op.num_gpus or 0.0, replicas=replicas),
+                              num_cpus=op.num_cpus, num_gpus=op.num_gpus or 0.0, replicas=replicas,
+                              driver_start=not op.uses_model),
                          cur, out=f"{i}:{op.name}")
             if op.op_type == "filter":
                 cur = p.filter(cur, where=_kept, out=f"{i}:{op.name}:kept")
