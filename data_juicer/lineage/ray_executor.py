@@ -278,10 +278,11 @@ class RayRun:
         # the whole cluster, not what is free this instant: a previous run's actors give their CPUs back
         # with a delay, and pools waiting for them are fine (the stall timeout still guards a real hang)
         cpus = plan_cpus(plan, ray.cluster_resources())
+        # the driver replicas first: their build starts while the actors are being created
+        helpers = {n.out: _DriverReplica(n.call) for n in plan.calls
+                   if not n.call.inline and self.driver_start and n.call.driver_start and not n.call.num_gpus}
         pools = {n.out: _Pool(ray, n, self.slots, cpus[n.out]) for n in plan.calls if not n.call.inline}
         inline = {n.out: n.call.build() for n in plan.calls if n.call.inline}
-        helpers = {out: _DriverReplica(pool.call) for out, pool in pools.items()
-                   if self.driver_start and pool.call.driver_start and not pool.call.num_gpus}
         helper_batches = 0
         source = iter(self.roots)
         exhausted = False
