@@ -13,7 +13,13 @@ sample. The results are logged and saved as ``probe.json`` in the job folder.
     selective filters first. A sample is kept only if every filter keeps it, and every filter
     still scores every kept sample, so the output is the same as in recipe order (the executor
     restores the recipe's order of the keys in ``__dj__stats__``).
-  Mappers, deduplicators and dataset-level ops stay where they are.
+  * with ``fusion_strategy: probe``, a filter that the probe saw drop samples and whose fields
+    are known (``fields_read``, e.g. ``specified_field_filter`` on ``meta.source``) moves ahead
+    of the mappers before it that cannot change those fields (``fields_written``, e.g. the text
+    cleaning mappers), so it joins the filters there and those mappers see fewer samples. The
+    kept samples and their values are the same; a mapper error on a sample such a filter drops
+    first is no longer recorded in the error ledger.
+  Other mappers, deduplicators and dataset-level ops stay where they are.
 
 ``batch_size_for`` (``adaptive_batch_size: true``) picks a stage's batch size from the probe:
 about ``target_seconds`` of work per batch, within a memory budget; ``num_proc_for`` caps the
@@ -31,7 +37,7 @@ from typing import Optional
 
 from loguru import logger
 
-from data_juicer.ops.base import OP, Filter
+from data_juicer.ops.base import OP, Filter, Mapper
 from data_juicer.ops.fused import FusedFilter
 from data_juicer.utils.batch import batch_len
 from data_juicer.utils.constant import Fields
@@ -78,6 +84,7 @@ class Adapter:
         self.target_seconds = target_seconds
         self.batch_memory_mb = batch_memory_mb
         self._op_at: dict[int, int] = {}  # probe index -> id() of the op it measured
+        self.probe_seconds = 0.0
 
     # -- probing ---------------------------------------------------------------------------
     def take_batch(self, ds) -> dict[str, list]:
@@ -88,6 +95,7 @@ class Adapter:
         """Time each row-wise op of ``ops`` on the first samples (of a Hugging Face dataset, or a
         columnar batch of them); dataset-level ops are skipped."""
         self._op_at = {i: id(op) for i, op in enumerate(ops)}
+        started = time.perf_counter()
         batch = ds if isinstance(ds, dict) else self.take_batch(ds)  # a batch already taken by the backend
         probes: list[OpProbe] = []
         if not batch or not batch_len(batch):
@@ -127,6 +135,9 @@ class Adapter:
             if not isinstance(op, Filter):  # filters are measured side by side on the same input
                 out.pop(Fields.context, None)
                 batch = out
+        self.probe_seconds = time.perf_counter() - started
+        logger.info(f"probe: {batch_len(batch) if batch else 0} samples left after {len(probes)} ops, "
+                    f"{self.probe_seconds:.2f}s in all (memory probe included)")
         self._report(probes)
         return probes
 
@@ -172,6 +183,8 @@ class Adapter:
                  reorder: bool = True) -> list[OP]:
         """Fuse filters sharing intermediate values; reorder runs of filters by cost per drop."""
         by_op = {id(ops[p.index]): p for p in probes or [] if p.error is None}
+        if reorder and by_op:
+            ops = self.hoist_filters(ops, by_op)
         out: list[OP] = []
         run: list[Filter] = []
 
@@ -187,6 +200,38 @@ class Adapter:
                 flush()
                 out.append(op)
         flush()
+        return out
+
+    def hoist_filters(self, ops: list[OP], by_op: dict) -> list[OP]:
+        """Move each selective filter of known input fields ahead of the mappers (and filters) just
+        before it that write none of those fields."""
+        out = list(ops)
+        for op in list(out):
+            probe = by_op.get(id(op))
+            if not (isinstance(op, Filter) and op.commutable and probe is not None and probe.selectivity < 1.0):
+                continue
+            reads = op.fields_read()
+            if reads is None or Fields.stats in reads or Fields.context in reads:
+                continue
+            i = out.index(op)
+            j, passed = i, []
+            while j > 0:
+                prev = out[j - 1]
+                if isinstance(prev, Mapper):
+                    written = prev.fields_written()
+                    if written is None or written & reads:
+                        break
+                    passed.append(prev)
+                elif not (isinstance(prev, Filter) and prev.commutable):
+                    break
+                j -= 1
+            if passed:
+                while not isinstance(out[j], Mapper):  # go no further up than the first mapper passed
+                    j += 1
+                out.insert(j, out.pop(i))
+                logger.info(f"{op.name} moved ahead of {', '.join(m.name for m in reversed(passed))} "
+                            f"(it reads {', '.join(sorted(reads)) or 'no field'}, which they do not write; "
+                            f"it keeps {probe.selectivity:.0%} of the probe)")
         return out
 
     def _optimize_filter_run(self, run: list[Filter], by_op: dict, reorder: bool) -> list[Filter]:

@@ -189,6 +189,11 @@ class OP:
         """How many recipe entries this op stands for (a fused filter: its members)."""
         return 1
 
+    def fields_read(self) -> Optional[set]:
+        """Top-level fields this op reads, when it knows them (None: any field). With the fields a
+        mapper writes, the adapter may move a filter ahead of a mapper it cannot depend on."""
+        return None
+
     def run_ray(self, ds):
         """A dataset-level op's own Ray implementation: a ``ray.data.Dataset`` in, one out. The
         default, None, means "no Ray-specific path": ``process`` runs on the Ray dataset facade."""
@@ -208,6 +213,12 @@ class Mapper(OP):
     """Edits samples. Implement ``process_batched`` (fast) or ``process_single``."""
 
     op_type = "mapper"
+    # a mapper that only rewrites the field named by ``text_key`` (no new, dropped or other fields)
+    writes_text_only: ClassVar[bool] = False
+
+    def fields_written(self) -> Optional[set]:
+        """Top-level fields this mapper may change (None: any field)."""
+        return None if not self.writes_text_only or self.fan_out else {self.text_key.split(".")[0]}
 
     def process_batched(self, samples: dict[str, list]) -> dict[str, list]:
         if type(self).process_single is Mapper.process_single:

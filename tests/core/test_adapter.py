@@ -149,3 +149,50 @@ def test_adaptive_batch_size_follows_the_probe():
     assert size == expected
     assert adapter.num_proc_for(2, size, probes) in (1, 2)
     assert os.cpu_count()
+
+
+def _meta_rows(n=90):
+    return [{"id": i, "text": f"Some text number {i}, with a link http://example.org/{i} in it.",
+             "meta": {"src": "keep" if i % 3 == 0 else "drop"}} for i in range(n)]
+
+
+def test_filter_on_a_field_the_mappers_do_not_write_moves_ahead_of_them():
+    ops = [OPERATORS.get(n)(**p) for n, p in [
+        ("text_length_filter", {"min_len": 1}),
+        ("clean_links_mapper", {}),
+        ("whitespace_normalization_mapper", {}),
+        ("specified_field_filter", {"field_key": "meta.src", "target_value": ["keep"]}),
+        ("words_num_filter", {"min_num": 1})]]
+    adapter = Adapter({}, probe_samples=90)
+    probes = adapter.probe_small_batch(datasets.Dataset.from_list(_meta_rows()), ops)
+    names = [op.name for op in adapter.optimize(ops, probes, reorder=True)]
+    # the selective meta filter joins text_length_filter (and, cheaper per drop, goes first);
+    # words_num_filter reads the text the mappers change: it stays after them
+    assert names == ["specified_field_filter", "text_length_filter", "clean_links_mapper",
+                     "whitespace_normalization_mapper", "words_num_filter"]
+    assert [op.name for op in adapter.optimize(ops, probes, reorder=False)] == [op.name for op in ops]
+    # a mapper that may write any field (python_lambda_mapper) is a barrier
+    lam = OPERATORS.get("python_lambda_mapper")(lambda_str="lambda s: s")
+    barrier = [ops[0], lam, ops[3]]
+    probes = adapter.probe_small_batch(datasets.Dataset.from_list(_meta_rows()), barrier)
+    assert [op.name for op in adapter.optimize(barrier, probes, reorder=True)] == \
+        ["text_length_filter", "python_lambda_mapper", "specified_field_filter"]
+
+
+def test_hoisted_filter_run_gives_the_same_bytes(tmp_path):
+    data = write_jsonl(tmp_path / "data.jsonl", _meta_rows())
+    paths = {}
+    for name, extra in (("plain", {}), ("tuned", {"op_fusion": True, "fusion_strategy": "probe",
+                                                  "adaptive_batch_size": True})):
+        cfg = {"dataset_path": data, "export_path": str(tmp_path / name / "out.jsonl"), "np": 1,
+               "keep_stats_in_res_ds": True,
+               "process": [{"text_length_filter": {"min_len": 1}}, {"clean_links_mapper": None},
+                           {"specified_field_filter": {"field_key": "meta.src", "target_value": ["keep"]}},
+                           {"words_num_filter": {"min_num": 1}}], **extra}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(cfg))
+        assert dj_process(["--config", str(tmp_path / f"{name}.yaml")]) == 0
+        paths[name] = tmp_path / name
+    assert _files(paths["plain"]) == _files(paths["tuned"])
+    kept = read_jsonl(paths["plain"] / "out.jsonl")
+    assert [r["id"] for r in kept] == list(range(0, 90, 3))
+    assert kept[0]["text"] == "Some text number 0, with a link  in it."

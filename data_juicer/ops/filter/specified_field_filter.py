@@ -24,6 +24,9 @@ class SpecifiedFieldFilter(Filter):
         self.field_key = field_key
         self.target_value = list(target_value) if target_value is not None else []
 
+    def fields_read(self):
+        return {self.field_key.split(".")[0]} if self.field_key else set()
+
     def compute_stats_batched(self, samples):
         key = self.field_key
         if not key:

@@ -45,6 +45,9 @@ class SpecifiedNumericFieldFilter(Filter):
         self.min_value = min_value
         self.max_value = max_value
 
+    def fields_read(self):
+        return {self.field_key.split(".")[0]} if self.field_key else set()
+
     def compute_stats_batched(self, samples):
         key = self.field_key
         if not key:

@@ -32,6 +32,8 @@ class ChineseConvertMapper(Mapper):
         Hong Kong standard, ``t2jp``/``jp2t`` Traditional (Kyūjitai) to/from Japanese Shinjitai
     """
 
+    writes_text_only = True  # rewrites only the text field
+
     requires = ("opencc",)
 
     def __init__(self, mode: str = "s2t", **kwargs):

@@ -36,6 +36,8 @@ class CleanCopyrightMapper(Mapper):
     it contains "copyright" (any case); if the text has no block comment, the leading lines that
     are empty or start with ``//``, ``#`` or ``--``."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def process_batched(self, samples):
         samples[self.text_key] = [clean_copyright(t) for t in samples[self.text_key]]
         return samples

@@ -13,6 +13,8 @@ DEFAULT_EMAIL_PATTERN = r"[A-Za-z0-9.\-+_]+@[a-z0-9.\-+_]+\.[a-z]+"
 class CleanEmailMapper(Mapper):
     """Removes email addresses from the text, or replaces each with ``repl``."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, pattern: Optional[str] = None, repl: str = "", **kwargs):
         """
         :param pattern: regular expression of what to clean (``regex`` syntax, DOTALL; a quoted

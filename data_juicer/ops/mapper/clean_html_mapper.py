@@ -26,6 +26,8 @@ class CleanHtmlMapper(Mapper):
     dropped, entities decoded, and each ``<li>`` / ``<ol>`` starts a new ``*`` bullet line.
     Values that are not strings are left as they are."""
 
+    writes_text_only = True  # rewrites only the text field
+
     requires = ("selectolax",)
 
     def process_batched(self, samples):

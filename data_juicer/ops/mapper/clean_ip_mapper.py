@@ -20,6 +20,8 @@ _IP_GATE = r"[.:](?:(?<=[0-9]\.)[0-9]|(?<=[\da-fA-F]:)[\da-fA-F])"
 class CleanIpMapper(Mapper):
     """Removes IPv4 and IPv6 addresses from the text, or replaces each with ``repl``."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, pattern: Optional[str] = None, repl: str = "", **kwargs):
         """
         :param pattern: regular expression of what to clean (``regex`` syntax, DOTALL; a quoted

@@ -25,6 +25,8 @@ class CleanLinksMapper(Mapper):
     """Removes links (http/https/ftp and other ``scheme:`` URLs, ``www.`` hosts, ``domain.tld/``
     paths) from the text, or replaces each with ``repl``."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, pattern: Optional[str] = None, repl: str = "", **kwargs):
         """
         :param pattern: regular expression of what to clean (``regex`` syntax, DOTALL; a quoted

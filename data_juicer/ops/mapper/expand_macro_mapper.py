@@ -36,6 +36,8 @@ class ExpandMacroMapper(Mapper):
     A use is only expanded when followed by a character that is not a letter or digit, so
     ``\\name`` at the very end of the text is left as is. Macros with arguments are not expanded."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def process_batched(self, samples):
         samples[self.text_key] = [expand_macros(t) if "\\" in t else t for t in samples[self.text_key]]
         return samples

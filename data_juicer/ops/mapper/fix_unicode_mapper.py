@@ -306,6 +306,8 @@ class FixUnicodeMapper(Mapper):
     ligatures, full-width letters, terminal escapes, line breaks, control characters) and then
     applies a Unicode normalization form."""
 
+    writes_text_only = True  # rewrites only the text field
+
     requires = ("ftfy",)
 
     def __init__(self, normalization: Optional[str] = None, **kwargs):

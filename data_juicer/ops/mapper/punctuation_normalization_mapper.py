@@ -28,6 +28,8 @@ class PunctuationNormalizationMapper(Mapper):
     """Replaces full-width and other Unicode punctuation (，。、「」《》“”…–— and more) with ASCII
     equivalents."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def process_batched(self, samples):
         samples[self.text_key] = [normalize_punctuation(t) for t in samples[self.text_key]]
         return samples

@@ -20,6 +20,8 @@ class RemoveBibliographyMapper(Mapper):
     first ``\\appendix``, ``\\begin{references}``, ``\\begin{REFERENCES}``,
     ``\\begin{thebibliography}`` or ``\\bibliography{...}`` to the end of the text is removed."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def process_batched(self, samples):
         samples[self.text_key] = [cut_tail(t) if "\\" in t else t for t in samples[self.text_key]]
         return samples

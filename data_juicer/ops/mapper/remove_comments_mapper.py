@@ -16,6 +16,8 @@ class RemoveCommentsMapper(Mapper):
     its line, together with the one character before the ``%``) and comment lines (lines starting
     with ``%``, newline included). Inline comments are removed first."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, doc_type: str | list[str] = "tex", inline: bool = True, multiline: bool = True,
                  **kwargs):
         """

@@ -17,6 +17,8 @@ class RemoveHeaderMapper(Mapper):
     ``\\paragraph``, ``\\subparagraph``, starred or with a short title). The command itself is kept.
     A text without any such command is emptied (the sample stays) when ``drop_no_head`` is set."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, drop_no_head: bool = True, **kwargs):
         """
         :param drop_no_head: replace texts that have no sectioning command by an empty string;

@@ -13,6 +13,8 @@ class RemoveLongWordsMapper(Mapper):
     The text is rebuilt from the kept words: runs of spaces become one space, and empty lines
     and empty tab-separated cells are dropped."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, min_len: int = 1, max_len: int = sys.maxsize, **kwargs):
         """
         :param min_len: shortest word kept, in characters

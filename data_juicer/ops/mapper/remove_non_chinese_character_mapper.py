@@ -14,6 +14,8 @@ class RemoveNonChineseCharacterlMapper(Mapper):
     """Removes every character that is not a Chinese character (U+4E00 to U+9FA5), optionally
     keeping ASCII letters, ASCII digits, and a fixed set of punctuation (with the ASCII space)."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, keep_alphabet: bool = True, keep_number: bool = True, keep_punc: bool = True, **kwargs):
         """
         :param keep_alphabet: keep ASCII letters A-Z and a-z

@@ -48,6 +48,8 @@ class RemoveRepeatSentencesMapper(Mapper):
     characters. Sentences shorter than ``min_repeat_sentence_length`` (as compared) are always
     kept. Line breaks are kept; a line whose sentences all repeat becomes empty."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(
         self,
         lowercase: bool = False,

@@ -13,6 +13,8 @@ class RemoveSpecificCharsMapper(Mapper):
     """Deletes every occurrence of the given characters from the text (by default a set of
     decorative symbols: ◆●■►▼▲▴∆▻▷❖♡□)."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, chars_to_remove: Union[str, list[str]] = "◆●■►▼▲▴∆▻▷❖♡□", **kwargs):
         """
         :param chars_to_remove: the characters to delete, as one string or a list of strings

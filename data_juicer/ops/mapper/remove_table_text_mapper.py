@@ -83,6 +83,8 @@ class RemoveTableTextMapper(Mapper):
     after the other. A table's first row must follow a line break, and each row must end with one.
     Note that ordinary prose lines with equal word counts look like a table to this rule."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(
         self,
         min_col: Annotated[int, Field(ge=2, le=20)] = 2,

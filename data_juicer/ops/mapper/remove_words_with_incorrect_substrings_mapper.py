@@ -21,6 +21,8 @@ class RemoveWordsWithIncorrectSubstringsMapper(Mapper):
     ``<lang>.sp.model`` sentencepiece model; when any piece is removed the kept pieces are
     joined without separators (as Data-Juicer does), otherwise the text is left as it is."""
 
+    writes_text_only = True  # rewrites only the text field
+
     @classmethod
     def required_packages(cls, params: dict) -> tuple:
         return ("sentencepiece",) if params.get("tokenization") else ()

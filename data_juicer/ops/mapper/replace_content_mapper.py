@@ -10,6 +10,8 @@ class ReplaceContentMapper(Mapper):
     """Replaces what matches a regular expression (or each of several, applied in order) with a
     replacement string."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def __init__(self, pattern: Union[str, list[str], None] = None, repl: Union[str, list[str]] = "", **kwargs):
         """
         :param pattern: regular expression(s) to replace (``regex`` syntax, DOTALL; a quoted raw

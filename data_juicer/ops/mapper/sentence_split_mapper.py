@@ -13,6 +13,8 @@ class SentenceSplitMapper(Mapper):
     (see docs/models.md). Nothing is downloaded.
     """
 
+    writes_text_only = True  # rewrites only the text field
+
     requires = ("nltk",)
 
     def __init__(self, lang: str = "en", **kwargs):

@@ -8,6 +8,8 @@ class WhitespaceNormalizationMapper(Mapper):
     """Trims the text and maps every kind of Unicode whitespace (tabs, no-break and zero-width
     spaces, ideographic space...) to a plain space. Newlines are kept."""
 
+    writes_text_only = True  # rewrites only the text field
+
     def process_batched(self, samples):
         samples[self.text_key] = [whitespace_to_space(t.strip()) for t in samples[self.text_key]]
         return samples
