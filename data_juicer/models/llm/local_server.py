@@ -10,8 +10,8 @@ Test hooks (not part of the OpenAI API) make it misbehave on purpose, through re
 kind is ``content`` (answer ``content`` instead of generating), ``status`` (answer HTTP
 ``status``), ``sleep`` (wait ``seconds`` first), ``bad_json`` (a 200 whose body is not JSON) or
 ``die`` (the process exits); ``GET /_test/requests`` lists the bodies received;
-``GET /_test/stats`` gives request counts, the most requests in flight at once and the engine's
-batch sizes; ``POST /_test/reset`` clears all of it.
+``GET /_test/stats`` gives request counts, the most requests in flight at once, the engine's
+batch sizes and ``span_s`` (first request in to last answer out); ``POST /_test/reset`` clears all of it.
 
 Run: ``python -m data_juicer.models.llm.local_server --model <folder>|tiny --port 8000``.
 :class:`ServerProcess` starts one in a subprocess and waits until it answers.
@@ -77,7 +77,42 @@ def _set_exc(fut, exc):
         fut.set_exception(exc)
 
 
-def create_app(engine, model_name: str, max_batch: int = 32):
+class RatingEngine:
+    """A deterministic stand-in for a model (``--model rating``): answers every chat at once with a
+    quality-rating JSON (Data-Juicer's ``llm_*_score_filter`` format) whose scores (1-5) come from a
+    hash of the last user message, so a client's parsing and decisions can be compared across
+    frameworks while the server costs next to nothing (benchmarks of the client side)."""
+
+    instant = True
+    DIMS = ("accuracy", "grammar", "informativeness", "coherence", "clarity", "relevance", "usefulness",
+            "fluency")
+
+    def generate(self, batch, params):
+        import hashlib
+        import json
+
+        from data_juicer.models.llm.engine import Generation, content_text
+
+        out = []
+        for messages in batch:
+            user = [content_text(m.get("content")) for m in messages if m.get("role") == "user"]
+            h = hashlib.sha256((user[-1] if user else "").encode("utf-8")).digest()
+            scores = {d: 1 + h[i] % 5 for i, d in enumerate(self.DIMS)}
+            text = json.dumps({"dimension_scores": scores, "flags": [], "tags": {"topic": f"t{h[9] % 7}"},
+                               "rationale": f"r{h[8]}", "recommendation": ["keep"]})
+            out.append(Generation(text, sum(len(content_text(m.get("content"))) for m in messages) // 4,
+                                  len(text) // 4, "stop"))
+        return out
+
+    def embed(self, texts):
+        import hashlib
+
+        return [[b / 255.0 for b in hashlib.sha256(t.encode("utf-8")).digest()[:16]] for t in texts]
+
+
+def create_app(engine, model_name: str, max_batch: int = 32, latency: float = 0.0):
+    """``latency``: seconds every chat answer waits before it is sent (without holding the engine), as
+    a real server's generation time would, so that clients keeping several requests in flight gain."""
     from fastapi import FastAPI, Request
     from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -130,11 +165,14 @@ def create_app(engine, model_name: str, max_batch: int = 32):
             state["in_flight"] += 1
             state["count"] += 1
             state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
+            if state.get("first_at") is None:
+                state["first_at"] = time.time()
         try:
             return await call_next(request)
         finally:
             if api:
                 state["in_flight"] -= 1
+                state["last_done_at"] = time.time()
 
     @app.get("/health")
     async def health():
@@ -158,9 +196,14 @@ def create_app(engine, model_name: str, max_batch: int = 32):
         if f is not None and f.get("kind") == "content":
             text, pt, ct, fr = str(f.get("content", "")), 0, 0, "stop"
         else:
+            if latency:
+                await asyncio.sleep(latency)
             params = {k: v for k, v in body.items() if k not in ("messages", "model", "stream", "n")}
             try:
-                g = await batcher.submit(asyncio.get_running_loop(), msgs, params)
+                if getattr(engine, "instant", False):  # no batching wait for an engine that costs nothing
+                    g = engine.generate([msgs], [params])[0]
+                else:
+                    g = await batcher.submit(asyncio.get_running_loop(), msgs, params)
             except Exception as e:
                 return JSONResponse({"error": {"message": f"{type(e).__name__}: {e}"}}, status_code=500)
             text, pt, ct, fr = g.text, g.prompt_tokens, g.completion_tokens, g.finish_reason
@@ -189,7 +232,8 @@ def create_app(engine, model_name: str, max_batch: int = 32):
 
     @app.post("/_test/reset")
     async def reset():
-        state.update(faults=[], requests=[], max_in_flight=state["in_flight"], count=0)
+        state.update(faults=[], requests=[], max_in_flight=state["in_flight"], count=0, first_at=None,
+                     last_done_at=None)
         batcher.batch_sizes.clear()
         return {"ok": True}
 
@@ -200,12 +244,17 @@ def create_app(engine, model_name: str, max_batch: int = 32):
     @app.get("/_test/stats")
     async def stats():
         return {"count": state["count"], "in_flight": state["in_flight"], "max_in_flight": state["max_in_flight"],
-                "batch_sizes": list(batcher.batch_sizes)}
+                "batch_sizes": list(batcher.batch_sizes),
+                # seconds from the first request's arrival to the last answer (since the last reset)
+                "span_s": (state["last_done_at"] - state["first_at"]) if state.get("first_at")
+                and state.get("last_done_at") else None}
 
     return app
 
 
 def load_model_engine(model: str, threads: int, max_tokens: int, max_batch: int, work: str):
+    if model == "rating":
+        return RatingEngine()
     import torch
 
     from data_juicer.models.llm.tiny import build_tiny_chat_model, load_engine
@@ -218,7 +267,9 @@ def load_model_engine(model: str, threads: int, max_tokens: int, max_batch: int,
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default="tiny", help="a Hugging Face model folder, or 'tiny' (seeded random)")
+    ap.add_argument("--model", default="tiny", help="a Hugging Face model folder, 'tiny' (seeded random) or "
+                                                     "'rating' (instant deterministic rating JSON, no model)")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds each chat answer waits (rating/bench)")
     ap.add_argument("--served-name", default="tiny-llm")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8000)
@@ -230,7 +281,8 @@ def main(argv=None):
     import uvicorn
 
     engine = load_model_engine(a.model, a.threads, a.max_tokens, a.max_batch, a.work_dir)
-    uvicorn.run(create_app(engine, a.served_name, a.max_batch), host=a.host, port=a.port, log_level="warning")
+    uvicorn.run(create_app(engine, a.served_name, a.max_batch, a.latency), host=a.host, port=a.port,
+                log_level="warning")
 
 
 # -- running one in a subprocess ------------------------------------------------------------
@@ -245,14 +297,14 @@ class ServerProcess:
 
     def __init__(self, model: str = "tiny", served_name: str = "tiny-llm", work_dir: Optional[str] = None,
                  max_tokens: int = 32, max_batch: int = 32, threads: int = 1, startup_timeout: float = 300,
-                 port: Optional[int] = None):
+                 port: Optional[int] = None, latency: float = 0.0):
         """``port``: a fixed port (e.g. to restart a server where a killed one was), else a free one."""
         self.model, self.served_name = model, served_name
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.args = [sys.executable, "-m", "data_juicer.models.llm.local_server", "--model", model,
                      "--served-name", served_name, "--port", str(self.port), "--max-tokens", str(max_tokens),
-                     "--max-batch", str(max_batch), "--threads", str(threads)]
+                     "--max-batch", str(max_batch), "--threads", str(threads), "--latency", str(latency)]
         if work_dir:
             self.args += ["--work-dir", work_dir]
         self.startup_timeout = startup_timeout

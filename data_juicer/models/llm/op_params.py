@@ -75,6 +75,9 @@ class LLMOpMixin:
         self.sampling_params = sp
         self.try_num = try_num
         self._llm: Optional[ChatBackend] = None
+        # an in-process engine is loaded once per worker: on Ray such an op runs in an actor pool
+        # (an api client is cheap, and its passes run as plain tasks)
+        self.uses_model = kind in ("hf", "vllm")
         if kind == "hf":
             from data_juicer.models.hf import check_hf_model
 
