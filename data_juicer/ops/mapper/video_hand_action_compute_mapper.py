@@ -27,15 +27,23 @@ def gripper_from_hand_pose(hand_pose) -> float:
     return 1.0 - 2.0 * (avg - OPEN_ANGLE) / (CLOSED_ANGLE - OPEN_ANGLE)
 
 
-def frame_state(transl, global_orient, hand_pose, cam_c2w) -> np.ndarray:
-    """The float32 8-dim world state of one frame's camera-space MANO hand."""
-    orient = np.asarray(global_orient, dtype=np.float64)
-    if orient.shape == (3,):
-        orient = rotation().from_rotvec(orient).as_matrix()
-    R, t = cam_c2w[:3, :3], cam_c2w[:3, 3]
-    pos = R @ np.asarray(transl, dtype=np.float64) + t
-    euler = rotation().from_matrix(R @ orient).as_euler("xyz")
-    return np.array([*pos, *euler, 0.0, gripper_from_hand_pose(hand_pose)], dtype=np.float32)
+def world_states(transl, global_orient, hand_pose, cams) -> np.ndarray:
+    """The float32 ``(T, 8)`` world states of per-frame camera-space MANO hands (``cams``: each
+    frame's 4x4 camera-to-world matrix): position ``R t_hand + t``, orientation ``R R_hand`` as
+    ``xyz`` Euler angles, pad 0, gripper from the finger articulation."""
+    rot = rotation()
+    orients = [np.asarray(o, dtype=np.float64) for o in global_orient]
+    axis_angle = [i for i, o in enumerate(orients) if o.shape == (3,)]
+    if axis_angle:  # one batched conversion (the per-frame results are the same)
+        for i, m in zip(axis_angle, rot.from_rotvec(np.stack([orients[i] for i in axis_angle])).as_matrix()):
+            orients[i] = m
+    pos = [c[:3, :3] @ np.asarray(t, dtype=np.float64) + c[:3, 3] for t, c in zip(transl, cams)]
+    euler = rot.from_matrix(np.stack([c[:3, :3] @ o for c, o in zip(cams, orients)])).as_euler("xyz")
+    states = np.zeros((len(pos), 8), dtype=np.float32)
+    states[:, 0:3] = np.asarray(pos, dtype=np.float32)
+    states[:, 3:6] = euler
+    states[:, 7] = [gripper_from_hand_pose(p) for p in hand_pose]
+    return states
 
 
 @OPERATORS.register_module("video_hand_action_compute_mapper")
@@ -88,7 +96,8 @@ class VideoHandActionComputeMapper(Mapper):
         keep = [i for i, f in enumerate(fids) if f < len(c2w)]
         if len(keep) < 2:
             return empty_hand_result(hand_type)
-        states = np.stack([frame_state(transl[i], orient[i], pose[i], c2w[fids[i]]) for i in keep])
+        states = world_states([transl[i] for i in keep], [orient[i] for i in keep], [pose[i] for i in keep],
+                              [c2w[fids[i]] for i in keep])
         jc = hand.get("joints_cam")
         joints_cam = joints_world = None
         if jc is not None:
