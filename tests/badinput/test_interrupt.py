@@ -115,3 +115,16 @@ def test_ctrl_c_to_the_whole_process_group_with_workers(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in out + err, err
     _interrupt_line(err)
+
+
+@pytest.mark.slow  # starts its own local Ray in the subprocess (a minute on a busy machine)
+def test_ctrl_c_on_ray(tmp_path):
+    recipe = _setup(tmp_path, executor_type="ray", use_checkpoint=True)
+    marker = tmp_path / "started"  # written by a Ray worker (DJ_* variables reach the workers)
+    proc = _start(recipe, marker)
+    _wait_for(marker, proc, timeout=400)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in out + err, err
+    assert f"resume from the last checkpoint saved in {tmp_path / 'out' / 'ckpt'}" in _interrupt_line(err)
