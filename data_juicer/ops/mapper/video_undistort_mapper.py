@@ -84,7 +84,7 @@ class VideoUndistortMapper(Mapper):
     ``<stem>__dj_hash_#<h>#.mp4`` from the source's content and the calibration (Data-Juicer
     writes ``<stem>.mp4``, so two videos with the same file name overwrite each other) and are
     written under a temporary name; ``xi = 0`` (a pinhole camera) is accepted; a sample without
-    videos gets an empty list (Data-Juicer drops it); a missing or unreadable video or a
+    videos gets an empty list (Data-Juicer's op returns ``[]``, which fails its batch); a missing or unreadable video or a
     calibration without ``intrinsics``/``xi`` raises an error naming it (the sample goes to the
     error ledger).
     """
