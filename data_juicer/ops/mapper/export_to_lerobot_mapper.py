@@ -78,7 +78,7 @@ class ExportToLeRobotMapper(Mapper):
     """
 
     modality = "video"
-    requires = ("pyarrow", "opencv-python-headless")
+    requires = ("pyarrow", "opencv-python-headless", "av")
 
     def __init__(self, output_dir: str = "./lerobot_output", hand_action_field: str = "hand_action_tags",
                  fps: int = 10, robot_type: str = "egodex_hand", chunks_size: int = DEFAULT_CHUNKS_SIZE,
