@@ -45,6 +45,17 @@ def test_read_only_work_dir(make_recipe, tmp_path, dj):
         ro.chmod(0o755)
 
 
+def test_work_dir_without_write_permission(make_recipe, tmp_path, dj, monkeypatch):
+    # what a non-root user sees for a read-only folder (root may write anywhere, so os.access is faked)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(ro) else real(p, mode, **kw))
+    recipe = make_recipe(None, [], dataset_path=write_lines(tmp_path / "d.jsonl", ROWS), work_dir=str(ro / "jobs"))
+    _check(dj, recipe, f"cannot write to the job folder '{ro / 'jobs'}{os.sep}", f"('{ro}' is not writable)",
+           "change work_dir or the folder's permissions")
+
+
 def test_export_folder_that_cannot_be_created(make_recipe, tmp_path, blocker, dj):
     recipe = make_recipe(None, [], dataset_path=write_lines(tmp_path / "d.jsonl", ROWS),
                          export_path=str(blocker / "sub" / "result.jsonl"))
