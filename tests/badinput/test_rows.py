@@ -18,7 +18,8 @@ BAD_ROWS = {  # class -> (the bad line, error_type in the ledger, what the error
     "json_string": ('"just a string"', "NotAnObject", 'the line is a string ("just a string"), not a JSON object'),
     "json_number": ("3", "NotAnObject", "the line is a number (3), not a JSON object"),
     "text_number": ('{"id": 1, "text": 5}', "WrongType", "field 'text' is a number (5), not a string"),
-    "text_list": ('{"id": 1, "text": ["a", "b"]}', "WrongType", "field 'text' is a list ([\"a\", \"b\"]), not a string"),
+    "text_list": ('{"id": 1, "text": ["a", "b"]}', "WrongType",
+                  "field 'text' is a list ([\"a\", \"b\"]), not a string"),
     "text_object": ('{"id": 1, "text": {"a": 1}}', "WrongType", "field 'text' is an object"),
 }
 
