@@ -143,3 +143,13 @@ def test_good_rows_unchanged(make_recipe, tmp_path, dj, executor_type):
     assert rc == 0
     assert read_rows(tmp_path / "out" / "result.jsonl") == rows
     assert not os.path.exists(os.path.join(tmp_path, "out", "errors.jsonl"))
+
+
+def test_bad_row_far_into_a_file_is_located(make_recipe, tmp_path, dj, executor_type):
+    # past the first blocks pyarrow reads (1 MiB each): the line number is still the file's own
+    lines = [json.dumps({"id": i, "text": f"row {i} " + "y" * 40}) for i in range(30000)]
+    lines.insert(25000, '{"id": -1, "text": 12}')
+    data = write_lines(tmp_path / "data.jsonl", lines)
+    rc, _, err = dj("--config", _recipe(make_recipe, tmp_path, data, executor_type))
+    assert rc == 2
+    assert f"{data}, line 25001: field 'text' is a number (12), not a string" in one_paragraph(err)
