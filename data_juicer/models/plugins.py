@@ -228,3 +228,11 @@ def resolve_plugin_weights(name: str, who: str = "", path_param: str | None = No
     if os.path.exists(os.path.expanduser(name)):
         return os.path.abspath(os.path.expanduser(name))
     return resolve_model_file(name, None, who, path_param, packaged=False)
+
+
+# RAM++ for the tagging ops (data_juicer/models/tagging.py holds the pre/post-processing)
+PLUGIN_KINDS.setdefault("ram", PluginKind(
+    "ram", "Recognize Anything Plus, RAM++ (xinyu1205/recognize-anything)",
+    "float32 array (3, 384, 384): the RGB image resized to 384x384 (bilinear), scaled to [0, 1] and normalised "
+    "with ImageNet's mean and std (RAM's get_transform); the factory also gets image_size=384",
+    "str: the image's English tags joined by ' | ' (RAM's generate_tag output)"))
