@@ -35,7 +35,7 @@ SETTINGS = {
     "off": {"op_fusion": False, "adaptive_batch_size": False},
     "on": {"op_fusion": True, "fusion_strategy": "probe", "adaptive_batch_size": True},
 }
-PROBE_RE = re.compile(r"probe: \d+ samples left after \d+ ops, ([0-9.]+)s in all")
+PROBE_RE = re.compile(r"probe: (\d+) samples, \d+ left after \d+ ops, ([0-9.]+)s in all \(([0-9.]+)s CPU")
 
 
 def run_once(base: dict, corpus: Path, out_dir: Path, np_: int, mode: str, timeout: float) -> dict:
@@ -56,12 +56,15 @@ def run_once(base: dict, corpus: Path, out_dir: Path, np_: int, mode: str, timeo
     res["export"] = str(export)
     log = Path(res["log"]).read_text(encoding="utf-8", errors="replace")
     m = PROBE_RE.search(log)
-    res["probe_s"] = float(m.group(1)) if m else None
+    res["probe_samples"] = int(m.group(1)) if m else None
+    res["probe_s"] = float(m.group(2)) if m else None
+    res["probe_cpu_s"] = float(m.group(3)) if m else None
     res["log_lines"] = [ln for ln in log.splitlines() if "moved ahead" in ln or "reordered" in ln
                         or "fused into" in ln or "batch size" in ln.lower()]
     shutil.rmtree(out_dir / "hf_cache", ignore_errors=True)
     print(f"[adapter] {mode}: rc={res['rc']} wall={res['wall_s']:.1f}s cpu={res['cpu_s']:.1f}s "
-          f"rows_out={res['rows_out']} probe={res['probe_s']}", flush=True)
+          f"rows_out={res['rows_out']} probe={res['probe_s']}s wall / {res['probe_cpu_s']}s CPU "
+          f"on {res['probe_samples']} samples", flush=True)
     if res["rc"] != 0:
         print(bl.log_tail(res["log"], 30), file=sys.stderr)
     return res
@@ -98,17 +101,19 @@ def main(argv=None) -> int:
                        ("rows_out", "documents out")):
         rows.append([label, f"{med('off', key):.1f}", f"{med('on', key):.1f}"])
     probe = med("on", "probe_s")
+    probe_cpu = med("on", "probe_cpu_s")
     print(f"\n{a.recipe.name}: {n_in} documents, np={a.np_}, {a.rounds} round(s), medians")
     print(bl.fmt_table(["metric", "adapter off", "adapter on"], rows))
     speed_cpu = med("off", "cpu_s") / med("on", "cpu_s")
     speed_wall = med("off", "wall_s") / med("on", "wall_s")
-    print(f"speed-up: {speed_cpu:.2f}x CPU, {speed_wall:.2f}x wall; probe {probe:.2f}s = "
-          f"{100 * probe / med('on', 'wall_s'):.1f}% of the adapter-on wall time; "
+    print(f"speed-up: {speed_cpu:.2f}x CPU, {speed_wall:.2f}x wall; probe {probe_cpu:.2f}s CPU = "
+          f"{100 * probe_cpu / med('on', 'cpu_s'):.1f}% of the adapter-on CPU ({probe:.1f}s wall = "
+          f"{100 * probe / med('on', 'wall_s'):.1f}% of its wall time); "
           f"outputs {'byte-identical' if identical else 'DIFFERENT'}")
     for ln in runs["on"][0]["log_lines"]:
         print("  " + ln.split("| ")[-1])
     report = {"recipe": str(a.recipe), "docs_in": n_in, "np": a.np_, "runs": runs, "identical": identical,
-              "speedup_cpu": speed_cpu, "speedup_wall": speed_wall, "probe_s": probe}
+              "speedup_cpu": speed_cpu, "speedup_wall": speed_wall, "probe_s": probe, "probe_cpu_s": probe_cpu}
     a.work_dir.mkdir(parents=True, exist_ok=True)
     (a.work_dir / "report.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
     if not identical:

@@ -1,7 +1,8 @@
 """The adapter: probe a small batch through the ops, then fuse, reorder and size the work.
 
-``probe_small_batch`` runs the first samples through each row-wise op in recipe order and
-records per op: seconds per sample, throughput, selectivity (the share a filter keeps, measured
+``probe_small_batch`` runs the first samples (as many as about ``probe_budget_s`` CPU seconds
+allow, judged on a pilot of 50, between 200 and 1000) through each row-wise op in recipe order and
+records per op: CPU seconds per sample, throughput, selectivity (the share a filter keeps, measured
 on the same input for every filter of a run so they can be compared) and peak Python memory per
 sample. The results are logged and saved as ``probe.json`` in the job folder.
 
@@ -76,15 +77,21 @@ def _kind(op: OP) -> str:
 
 class Adapter:
     def __init__(self, cfg: dict, job_dir: Optional[str] = None, probe_samples: int = 1000,
-                 memory_probe_samples: int = 100, target_seconds: float = 2.0, batch_memory_mb: float = 512.0):
+                 memory_probe_samples: int = 100, target_seconds: float = 2.0, batch_memory_mb: float = 512.0,
+                 probe_budget_s: float = 0.5, min_probe_samples: int = 200, pilot_samples: int = 50):
         self.cfg = cfg
         self.job_dir = job_dir
         self.probe_samples = probe_samples
         self.memory_probe_samples = memory_probe_samples
         self.target_seconds = target_seconds
         self.batch_memory_mb = batch_memory_mb
+        # the probe runs on as many of the first samples as about probe_budget_s CPU seconds allow
+        # (judged on pilot_samples first), at least min_probe_samples, at most probe_samples
+        self.probe_budget_s = probe_budget_s
+        self.min_probe_samples = min_probe_samples
+        self.pilot_samples = pilot_samples
         self._op_at: dict[int, int] = {}  # probe index -> id() of the op it measured
-        self.probe_seconds = 0.0
+        self.probe_seconds = self.probe_cpu_seconds = 0.0
 
     # -- probing ---------------------------------------------------------------------------
     def take_batch(self, ds) -> dict[str, list]:
@@ -95,11 +102,12 @@ class Adapter:
         """Time each row-wise op of ``ops`` on the first samples (of a Hugging Face dataset, or a
         columnar batch of them); dataset-level ops are skipped."""
         self._op_at = {i: id(op) for i, op in enumerate(ops)}
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         batch = ds if isinstance(ds, dict) else self.take_batch(ds)  # a batch already taken by the backend
         probes: list[OpProbe] = []
         if not batch or not batch_len(batch):
             return probes
+        batch = self._sized(batch, ops)
         needs_context = any(op.uses for op in ops)
         for i, op in enumerate(ops):
             if not op.is_row_wise:
@@ -111,7 +119,7 @@ class Adapter:
             if needs_context:
                 work[Fields.context] = [{} for _ in range(n_in)]
             keys_before = set(work[Fields.stats][0]) if Fields.stats in work else set()
-            t = time.perf_counter()
+            t = time.process_time()  # CPU seconds: what an op costs, whatever else loads the machine
             try:
                 if isinstance(op, Filter):
                     out, keep = op.decide_batch(work)
@@ -124,7 +132,7 @@ class Adapter:
                                       error=f"{type(e).__name__}: {e}"))
                 logger.warning(f"probe: {op.name} failed on the probe batch ({type(e).__name__}: {e})")
                 continue
-            secs = time.perf_counter() - t
+            secs = time.process_time() - t
             peak = self._peak_bytes_per_sample(op, batch)
             new_keys = ()
             if isinstance(op, Filter) and out.get(Fields.stats):
@@ -136,10 +144,42 @@ class Adapter:
                 out.pop(Fields.context, None)
                 batch = out
         self.probe_seconds = time.perf_counter() - started
-        logger.info(f"probe: {batch_len(batch) if batch else 0} samples left after {len(probes)} ops, "
-                    f"{self.probe_seconds:.2f}s in all (memory probe included)")
+        self.probe_cpu_seconds = time.process_time() - cpu_started
+        logger.info(f"probe: {probes[0].samples_in if probes else 0} samples, {batch_len(batch) if batch else 0} "
+                    f"left after {len(probes)} ops, {self.probe_seconds:.2f}s in all "
+                    f"({self.probe_cpu_seconds:.2f}s CPU, memory probe included)")
         self._report(probes)
         return probes
+
+    def _sized(self, batch: dict[str, list], ops: list[OP]) -> dict[str, list]:
+        """The first samples of ``batch``: as many as the probe budget allows, from a pilot run
+        of every row-wise op on ``pilot_samples`` of them (each op on the same pilot rows)."""
+        n_all = batch_len(batch)
+        pilot = min(self.pilot_samples, n_all)
+        if n_all <= max(pilot, self.min_probe_samples):
+            return batch
+        work = {k: v[:pilot] for k, v in batch.items()}
+        t = time.process_time()
+        for op in ops:
+            if not op.is_row_wise:
+                continue
+            try:
+                small = _copy_batch(work)
+                if op.uses:
+                    small[Fields.context] = [{} for _ in range(pilot)]
+                if isinstance(op, Filter):
+                    op.decide_batch(small)
+                else:  # a mapper's output is what the next ops see
+                    work = op.run_batch(small)
+                    work.pop(Fields.context, None)
+            except Exception:  # noqa: BLE001 - the probe itself reports failures
+                continue
+            if not batch_len(work):
+                break
+        per_sample = (time.process_time() - t) / pilot
+        n = n_all if per_sample <= 0 else int(self.probe_budget_s / per_sample)
+        n = max(self.min_probe_samples, min(n, n_all))
+        return batch if n >= n_all else {k: v[:n] for k, v in batch.items()}
 
     def _peak_bytes_per_sample(self, op: OP, batch: dict[str, list]) -> float:
         n = min(self.memory_probe_samples, batch_len(batch))
