@@ -5,6 +5,7 @@ the ops' real loading code runs.
 - :func:`tiny_sd_img2img`: a Stable Diffusion pipeline (UNet2DConditionModel, AutoencoderKL,
   CLIPTextModel + the tiny CLIP BPE tokenizer of ``vision_tiny_models``, PNDM scheduler, no
   safety checker) saved with ``save_pretrained``, what ``AutoPipelineForImage2Image`` loads.
+- :func:`tiny_t5_summarizer`: a T5 seq2seq model with the MiniLM WordPiece tokenizer.
 
 Weights come from numpy's legacy ``RandomState`` (``tests.models.tiny_other_models.fill_random``:
 stable across versions), so values written into tests stay valid. Random weights test loading,
@@ -56,8 +57,27 @@ def tiny_sd_img2img(folder, seed: int = 0) -> str:
     return str(folder)
 
 
+def tiny_t5_summarizer(folder, seed: int = 0) -> str:
+    """A T5ForConditionalGeneration with the MiniLM WordPiece tokenizer (what
+    ``AutoModelForSeq2SeqLM`` / ``AutoTokenizer`` load), for the summarizing captioner."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    from tests.ops.hf_tiny_models import _fill, _tokenizer
+
+    tok = _tokenizer(bos_eos=True)
+    cfg = T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=37, num_layers=2, num_decoder_layers=2,
+                   num_heads=2, pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
+                   decoder_start_token_id=tok.pad_token_id)
+    model = _fill(T5ForConditionalGeneration(cfg), seed)
+    os.makedirs(folder, exist_ok=True)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
 BUILDERS = {
     "CompVis/stable-diffusion-v1-4": tiny_sd_img2img,
+    "mrm8488/flan-t5-large-finetuned-openai-summarize_from_feedback": tiny_t5_summarizer,
 }
 
 
