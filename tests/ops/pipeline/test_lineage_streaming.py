@@ -56,7 +56,7 @@ DOCS = [
 ]
 
 
-def run_recipe(tmp_path, name, stream, executor="default", delay=1.5):
+def run_recipe(tmp_path, name, stream, executor="default", delay=2.5):
     (tmp_path / "ops.py").write_text(TEST_OPS)
     data = tmp_path / "docs.jsonl"
     data.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
@@ -133,7 +133,7 @@ def test_on_ray_the_next_pass_runs_on_bursts_while_the_stage_goes_on(tmp_path):
 
     if not ray.is_initialized():
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    out, slow, reached = run_recipe(tmp_path, "ray", stream=True, executor="ray", delay=4.0)
+    out, slow, reached = run_recipe(tmp_path, "ray", stream=True, executor="ray", delay=8.0)  # a Ray worker may take seconds to start
     assert reached[0] < slow and reached[1] > slow
     base, _, _ = run_recipe(tmp_path, "default", stream=False)
     assert out == base
