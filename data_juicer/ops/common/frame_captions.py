@@ -33,9 +33,8 @@ def row_video_frames(op, samples: dict, i: int, frame_field: Optional[str]) -> O
 
     hf, vf = op.horizontal_flip, op.vertical_flip
     fcol = samples.get(frame_field) if frame_field else None
-    if fcol is not None:
-        if not fcol[i]:
-            fcol = None
+    if fcol is not None and not fcol[i]:
+        fcol = None
     vcol = samples.get(op.video_key)
     if fcol is None and (vcol is None or not vcol[i]):
         return None

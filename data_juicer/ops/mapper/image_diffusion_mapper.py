@@ -39,10 +39,10 @@ class ImageDiffusionMapper(ModelChecks, Mapper):
     the variant number (``<stem>__dj_hash_#<h>#<ext>`` in ``save_dir``, ``$DJ_PRODUCED_DATA_DIR/
     <op>/`` or ``__dj__produced_data__/<op>/`` beside the source) and written atomically.
     Differs from Data-Juicer on purpose: each image's noise comes from a generator seeded by its
-    output file name (source content, parameters, caption, variant), so a rerun gives the same images and the same paths (Data-Juicer's paths hold
-    the process id and time); an image flagged NSFW is drawn again at most 5 times (Data-Juicer
-    loops until it is not); an image read from ``image_bytes_key`` gets its variant as PNG
-    bytes there (Data-Juicer stores raw pixel bytes).
+    output file name (source content, parameters, caption, variant), so a rerun gives the same
+    images and the same paths (Data-Juicer's paths hold the process id and time); an image
+    flagged NSFW is drawn again at most 5 times (Data-Juicer loops until it is not); an image read
+    from ``image_bytes_key`` gets its variant as PNG bytes there (Data-Juicer stores raw pixel bytes).
     """
 
     _accelerator = "cuda"

@@ -5,8 +5,13 @@ from pydantic import PositiveInt
 
 from data_juicer.models.vision import check_vision_model
 from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.captions import CANDIDATE_MODES, MAX_NEW_TOKENS, choose_captions, insert_after_tokens, \
-    only_special_tokens
+from data_juicer.ops.common.captions import (
+    CANDIDATE_MODES,
+    MAX_NEW_TOKENS,
+    choose_captions,
+    insert_after_tokens,
+    only_special_tokens,
+)
 from data_juicer.ops.common.frame_captions import build_rows, caption_frames, row_video_frames
 from data_juicer.ops.common.special_tokens import remove_special_tokens, special_tokens
 from data_juicer.ops.common.vision import FRAME_SAMPLING, ModelChecks, check_choice

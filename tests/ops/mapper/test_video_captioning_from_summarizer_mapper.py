@@ -41,8 +41,8 @@ def ram_env(models2_env, monkeypatch):
     import importlib
     import os
 
-    from data_juicer.models import plugins
     import tests.models.ram_fake_plugin as fake
+    from data_juicer.models import plugins
 
     root = models2_env(SUMMARIZER, CAPTIONER)
     with open(os.path.join(root, WEIGHTS), "wb") as f:
