@@ -191,7 +191,8 @@ class Node:
             where = "inline (driver)" if c.inline else f"cpus {cpus}, gpus {c.num_gpus:g}, replicas {c.replicas}"
             extra = (f"batch {c.batch_size}, {c.policy} parent, on_error={c.recovery.mode}"
                      f"{f'+retry {c.recovery.retries}' if c.recovery.retries else ''}, {where}"
-                     f"{f', setup {setup}' if setup else ''}")
+                     f"{f', setup {setup}' if setup else ''}"
+                     f"{', no driver start' if not c.driver_start and not c.inline else ''}")
             return f"call {c.name}({args}) -> {self.out}   [{extra}]"
         if self.kind == "reduce":
             return f"reduce {args} -> {self.out}   [on_child_failure={self.on_child_failure.value}]"
