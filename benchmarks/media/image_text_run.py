@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -90,13 +91,60 @@ def recipe(data: Path, export: Path, root: Path, np_: int, batch_size: int) -> d
     }
 
 
+# runs the command and writes its tree's CPU seconds (every descendant is waited for by its parent)
+CPU_WRAPPER = ("import json, resource, subprocess, sys\n"
+               "rc = subprocess.call(sys.argv[2:])\n"
+               "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+               "json.dump({'user_s': r.ru_utime, 'sys_s': r.ru_stime}, open(sys.argv[1], 'w'))\n"
+               "sys.exit(rc)\n")
+
+
 def run_one(label: str, cmd: list[str], cfg: dict, work: Path, env: dict) -> dict:
     path = work / f"recipe_{label}.yaml"
     benchlib.dump_yaml(cfg, path)
-    res = benchlib.run_measured(cmd + ["--config", str(path)], work / f"log_{label}.txt", env=env, cwd=work)
+    if os.path.exists(cfg["export_path"]):
+        os.remove(cfg["export_path"])
+    cpu_file = work / f"cpu_{label}.json"
+    load = os.getloadavg()
+    argv = [sys.executable, "-c", CPU_WRAPPER, str(cpu_file)] + cmd + ["--config", str(path)]
+    res = benchlib.run_measured(argv, work / f"log_{label}.txt", env=env, cwd=work)
+    cpu = json.loads(cpu_file.read_text()) if cpu_file.exists() else {"user_s": math.nan, "sys_s": math.nan}
     n = benchlib.count_lines(cfg["export_path"]) if os.path.exists(cfg["export_path"]) else 0
-    res.update(label=label, rows_out=n)
+    res.update(label=label, rows_out=n, cpu_s=cpu["user_s"] + cpu["sys_s"], loadavg_start=load,
+               loadavg_end=os.getloadavg())
     return res
+
+
+STAT_KEYS = {"image_text_similarity_filter": "image_text_similarity",
+             "image_aesthetics_filter": "image_aesthetics_scores",
+             "image_nsfw_filter": "image_nsfw_score",
+             "image_watermark_filter": "image_watermark_prob"}
+
+
+def compare(ours_rows: list[dict], dj_rows: list[dict]) -> dict:
+    """Per op: the largest |ours - DJ| over the samples both kept, and where it is."""
+    dj = {r["id"]: r for r in dj_rows}
+    out = {}
+    for op, key in STAT_KEYS.items():
+        worst, where, n = 0.0, None, 0
+        for a in ours_rows:
+            b = dj.get(a["id"])
+            if b is None:
+                continue
+            v = a.get("__dj__stats__", {}).get(key)
+            w = b.get("__dj__stats__", {}).get(key)
+            if not (isinstance(v, list) and isinstance(w, list)) or len(v) != len(w):
+                worst, where = math.inf, (a["id"], v, w)
+                continue
+            for x, y in zip(v, w):
+                n += 1
+                if abs(x - y) > worst or where is None:
+                    worst, where = max(worst, abs(x - y)), (a["id"], x, y)
+        out[op] = {"stat": key, "values": n, "max_abs_diff": worst, "at": where}
+    ids_a, ids_b = {r["id"] for r in ours_rows}, set(dj)
+    out["kept"] = {"ours": len(ids_a), "dj": len(ids_b), "only_ours": sorted(ids_a - ids_b)[:20],
+                   "only_dj": sorted(ids_b - ids_a)[:20]}
+    return out
 
 
 def main() -> int:
@@ -106,6 +154,9 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--models-dir", type=Path, default=None)
     ap.add_argument("--with-dj", action="store_true")
+    ap.add_argument("--parallel", action="store_true",
+                    help="with --with-dj: run both systems at the same time (same machine load; on a shared "
+                         "machine this halves the wall time; compare CPU seconds too)")
     ap.add_argument("--dj-python", default=None)
     ap.add_argument("--work", type=Path, default=HERE / "work")
     args = ap.parse_args()
@@ -114,36 +165,41 @@ def main() -> int:
     data = make_data(work, args.n)
     root = ensure_models(args.models_dir, work)
     env = benchlib.offline_env({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")})
-    results = []
-    ours = run_one("ours", benchlib.ours_cmd(), recipe(data, work / "out_ours" / "result.jsonl", root, args.np,
-                                                       args.batch_size), work, env)
-    results.append(ours)
+    jobs = [("ours", benchlib.ours_cmd(), recipe(data, work / "out_ours" / "result.jsonl", root, args.np,
+                                                 args.batch_size), env)]
     if args.with_dj:
         _, dj = benchlib.dj_paths(args.dj_python)
-        ref = run_one("dj", [dj], recipe(data, work / "out_dj" / "result.jsonl", root, args.np, args.batch_size),
-                      work, benchlib.offline_env({"OMP_NUM_THREADS": env["OMP_NUM_THREADS"]}, reference=True))
-        results.append(ref)
+        jobs.append(("dj", [dj], recipe(data, work / "out_dj" / "result.jsonl", root, args.np, args.batch_size),
+                     benchlib.offline_env({"OMP_NUM_THREADS": env["OMP_NUM_THREADS"]}, reference=True)))
+    print(f"load average before: {'/'.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs", flush=True)
+    if args.parallel and len(jobs) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(jobs)) as pool:
+            results = list(pool.map(lambda j: run_one(j[0], j[1], j[2], work, j[3]), jobs))
+    else:
+        results = [run_one(label, cmd, cfg, work, e) for label, cmd, cfg, e in jobs]
     rows = []
     for r in results:
         rate = args.n / r["wall_s"] if r["rc"] == 0 else float("nan")
         r["images_per_s"] = rate
-        rows.append([r["label"], r["rc"], f"{r['wall_s']:.1f}", f"{rate:.1f}", r["rows_out"],
-                     f"{r['peak_pss_tree_mb']:.0f}", f"{r['peak_rss_proc_mb']:.0f}"])
-    print(benchlib.fmt_table(["system", "rc", "wall s", "images/s", "rows out", "peak PSS MB", "peak RSS/proc MB"],
-                             rows))
+        rows.append([r["label"], r["rc"], f"{r['wall_s']:.1f}", f"{rate:.2f}", f"{r['cpu_s']:.1f}", r["rows_out"],
+                     f"{r['peak_pss_tree_mb']:.0f}", f"{r['peak_rss_proc_mb']:.0f}",
+                     "/".join(f"{x:.1f}" for x in r["loadavg_start"])])
+    print(benchlib.fmt_table(["system", "rc", "wall s", "images/s", "CPU s", "rows out", "peak PSS MB",
+                              "peak RSS/proc MB", "load avg at start"], rows))
+    diff = None
     if args.with_dj and all(r["rc"] == 0 for r in results):
         ours_rows = benchlib.load_jsonl(work / "out_ours" / "result.jsonl")
         dj_rows = benchlib.load_jsonl(work / "out_dj" / "result.jsonl")
-        worst = 0.0
-        for a, b in zip(ours_rows, dj_rows):
-            for k, v in a.get("__dj__stats__", {}).items():
-                w = b.get("__dj__stats__", {}).get(k)
-                if isinstance(v, list) and isinstance(w, list) and len(v) == len(w):
-                    worst = max([worst] + [abs(x - y) for x, y in zip(v, w)])
-        print(f"speed-up: {results[1]['wall_s'] / results[0]['wall_s']:.2f}x; largest stat difference: {worst:.2e}")
+        diff = compare(ours_rows, dj_rows)
+        for op, d in diff.items():
+            print(f"{op}: {d}")
+        print(f"speed-up (wall): {results[1]['wall_s'] / results[0]['wall_s']:.2f}x; "
+              f"CPU s ratio: {results[1]['cpu_s'] / max(results[0]['cpu_s'], 1e-9):.2f}x")
     out = work / "results.json"
     out.write_text(json.dumps({"n": args.n, "np": args.np, "batch_size": args.batch_size, "models": str(root),
-                               "runs": results}, indent=2))
+                               "runs": results, "stats_diff": diff}, indent=2, default=str))
     print(f"results: {out}")
     for r in results:
         if r["rc"] != 0:
