@@ -112,3 +112,16 @@ def test_end_to_end_bad_images_go_to_the_ledger(ram, tmp_path, make_recipe):
     assert sorted(e["op"] for e in errors) == [NAME] * 2
     text = json.dumps(errors)
     assert "nope.png" in text and "junk.png" in text
+
+
+def test_ram_input_equals_rams_torchvision_transform():
+    """RAM's get_transform: Resize((384, 384)), ToTensor, Normalize(ImageNet) (torchvision: the vision extra)."""
+    from PIL import Image
+    from torchvision import transforms as T
+
+    from data_juicer.models.tagging import ram_input
+
+    img = Image.fromarray(np.random.RandomState(0).randint(0, 256, (37, 53, 3)).astype("uint8"))
+    ref = T.Compose([T.Resize((384, 384)), T.ToTensor(),
+                     T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])(img).numpy()
+    assert np.abs(ram_input(img) - ref).max() == 0.0
