@@ -120,7 +120,7 @@ def create_app(engine, model_name: str, max_batch: int = 32, latency: float = 0.
 
     app = FastAPI()
     batcher = _Batcher(engine, max_batch)
-    state = {"faults": [], "requests": [], "in_flight": 0, "max_in_flight": 0, "count": 0}
+    state = {"faults": [], "requests": [], "in_flight": 0, "max_in_flight": 0, "count": 0, "gen": 0}
 
     def take_fault(body: dict, skip_sleep: bool = False) -> Optional[dict]:
         text = "\n".join(content_text(m.get("content")) for m in body.get("messages", []))
@@ -139,8 +139,10 @@ def create_app(engine, model_name: str, max_batch: int = 32, latency: float = 0.
     async def next_fault(body: dict) -> Optional[dict]:
         f = take_fault(body)
         if f is not None and f.get("kind") == "sleep":  # a delay, then whatever comes next
+            gen = state["gen"]
             await asyncio.sleep(float(f.get("seconds", 1)))
-            f = take_fault(body, skip_sleep=True)
+            # after a reset during the wait (its client gave up; a later test queued faults) take none
+            f = take_fault(body, skip_sleep=True) if state["gen"] == gen else None
         return f
 
     async def misbehave(f: Optional[dict]):
@@ -233,7 +235,7 @@ def create_app(engine, model_name: str, max_batch: int = 32, latency: float = 0.
     @app.post("/_test/reset")
     async def reset():
         state.update(faults=[], requests=[], max_in_flight=state["in_flight"], count=0, first_at=None,
-                     last_done_at=None)
+                     last_done_at=None, gen=state["gen"] + 1)
         batcher.batch_sizes.clear()
         return {"ok": True}
 
