@@ -62,8 +62,7 @@ OPS: list[tuple[str, dict, dict | None, str]] = [
     ("image_shape_filter", {}, {"min_width": 30, "max_width": 500, "min_height": 20}, "images"),
     ("image_size_filter", {"min_size": "0", "max_size": "1TB"}, {"min_size": "1KB", "max_size": "200KB"},
      "images"),
-    ("image_subplot_filter", {"min_horizontal_lines": 0, "min_vertical_lines": 0, "min_confidence": 0.0},
-     {}, "images"),
+    ("image_subplot_filter", {"min_horizontal_lines": 10 ** 6, "min_vertical_lines": 10 ** 6}, {}, "images"),
     ("image_face_count_filter", {"min_face_count": 0, "max_face_count": 10 ** 6},
      {"min_face_count": 1, "max_face_count": 1}, "images"),
     ("image_face_ratio_filter", {"min_ratio": 0.0, "max_ratio": 1.0}, {"min_ratio": 0.01, "max_ratio": 0.9},
@@ -90,7 +89,7 @@ OPS: list[tuple[str, dict, dict | None, str]] = [
     ("video_split_by_duration_mapper", {"split_duration": 1, "min_last_split_duration": 0.3}, None, "videos"),
     ("video_split_by_key_frame_mapper", {}, None, "videos"),
     ("video_split_by_scene_mapper", {}, None, "videos"),
-    ("video_resize_aspect_ratio_mapper", {"min_ratio": 1, "max_ratio": 1.5, "strategy": "increase"}, None,
+    ("video_resize_aspect_ratio_mapper", {"min_ratio": "1/1", "max_ratio": "3/2", "strategy": "increase"}, None,
      "videos"),
     ("video_resize_resolution_mapper", {"min_width": 100, "max_width": 320, "min_height": 100,
                                         "max_height": 240, "force_original_aspect_ratio": "increase",
@@ -195,23 +194,31 @@ def base_op(label: str) -> str:
     return label.split("@")[0]
 
 
-def prepare(label: str, params: dict, data: Path, root: Path) -> dict:
+def prepare(label: str, params: dict, data: Path, root: Path, reuse: bool = False) -> dict:
+    """The one-op recipe of ``label`` in its own folder; with ``reuse``, a folder holding a finished run
+    of the same recipe is kept (``skip``)."""
     d = root / label.replace("@", "__")
-    if d.exists():
-        shutil.rmtree(d)
     produced = d / "produced"
-    produced.mkdir(parents=True)
     op = base_op(label)
     p = dict(params)
     if op.endswith("_mapper"):
         p.setdefault(OUT_PARAM.get(op, "save_dir"), str(produced))
     recipe = {"project_name": f"mcompat_{label}", "dataset_path": str(data), "export_path": str(d / "result.jsonl"),
               "np": 1, "keep_stats_in_res_ds": True, "use_cache": False, "process": [{op: p}]}
+    job = {"label": label, "dir": str(d), "recipe": str(d / "recipe.yaml"), "produced": str(produced)}
+    if reuse and (d / "ok").exists() and bl.load_yaml(d / "recipe.yaml") == recipe:
+        return {**job, "skip": True}
+    if d.exists():
+        shutil.rmtree(d)
+    produced.mkdir(parents=True)
     bl.dump_yaml(recipe, d / "recipe.yaml")
-    return {"label": label, "dir": str(d), "recipe": str(d / "recipe.yaml"), "produced": str(produced)}
+    return job
 
 
-def run_all(which: str, python: str, jobs: list[dict], work: Path, env: dict, timeout: float) -> dict:
+def run_all(which: str, python: str, jobs: list[dict], work: Path, env: dict, timeout: float) -> dict | None:
+    jobs = [j for j in jobs if not j.get("skip")]
+    if not jobs:
+        return None
     spec = work / f"jobs_{which}.json"
     spec.write_text(json.dumps(jobs))
     cwd = "/" if which == "dj" else str(REPO)
@@ -323,6 +330,8 @@ def drop_empty(row: dict) -> dict:
 def compare(job_o: dict, job_d: dict) -> dict:
     do, dd = Path(job_o["dir"]), Path(job_d["dir"])
     st = {"ours": (do / "ok").exists(), "dj": (dd / "ok").exists()}
+    if not all((d / "ok").exists() or (d / "error.txt").exists() for d in (do, dd)):
+        return {"verdict": "not run", **st}
     if not st["ours"] or not st["dj"]:
         err = {}
         for side, d in (("ours", do), ("dj", dd)):
@@ -361,6 +370,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dj-python", default=os.environ.get("DJ_REF_VENV", "/work/djref-media"))
     ap.add_argument("--work", type=Path, default=HERE / "work")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per system, all recipes")
+    ap.add_argument("--reuse", action="store_true", help="keep finished runs of unchanged recipes (both systems)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="run nothing: tabulate the runs already in the work folder")
     a = ap.parse_args(argv)
     work = a.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -375,19 +387,26 @@ def main(argv=None) -> int:
     jobs = {"ours": [], "dj": []}
     for label, params, ds in todo:
         for side, side_jobs in jobs.items():
-            side_jobs.append(prepare(label, params, data[ds], work / "media_runs" / side))
-    dj_py = bl.dj_paths(a.dj_python)[0]
-    pp = os.pathsep.join(x for x in (str(REPO), os.environ.get("PYTHONPATH", "")) if x)
-    run_all("ours", sys.executable, jobs["ours"], work, bl.offline_env({"OMP_NUM_THREADS": "1", "PYTHONPATH": pp}),
-            a.timeout)
-    run_all("dj", dj_py, jobs["dj"], work, bl.offline_env({"OMP_NUM_THREADS": "1"}, reference=True), a.timeout)
+            if a.report_only:
+                d = work / "media_runs" / side / label.replace("@", "__")
+                side_jobs.append({"label": label, "dir": str(d), "produced": str(d / "produced")})
+            else:
+                side_jobs.append(prepare(label, params, data[ds], work / "media_runs" / side, a.reuse))
+    if not a.report_only:
+        dj_py = bl.dj_paths(a.dj_python)[0]
+        pp = os.pathsep.join(x for x in (str(REPO), os.environ.get("PYTHONPATH", "")) if x)
+        run_all("ours", sys.executable, jobs["ours"], work,
+                bl.offline_env({"OMP_NUM_THREADS": "1", "PYTHONPATH": pp}), a.timeout)
+        run_all("dj", dj_py, jobs["dj"], work, bl.offline_env({"OMP_NUM_THREADS": "1"}, reference=True), a.timeout)
     report, lines = {}, ["| op (params) | verdict | rows ours / DJ | files ours / DJ | largest stat diff | detail |",
                          "|---|---|---|---|---|---|"]
     for (label, params, _), jo, jd in zip(todo, jobs["ours"], jobs["dj"]):
         r = compare(jo, jd)
         r["params"] = params
         report[label] = r
-        if r["verdict"] == "error":
+        if r["verdict"] == "not run":
+            lines.append(f"| {label} `{json.dumps(params)}` | not run | | | | |")
+        elif r["verdict"] == "error":
             detail = "; ".join(f"{k}: {v}" for k, v in r["errors"].items())
             lines.append(f"| {label} `{json.dumps(params)}` | ERROR | | | | {detail} |")
         else:
