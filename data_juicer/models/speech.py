@@ -18,7 +18,9 @@ from data_juicer.utils.lazy import require
 
 SENSEVOICE = "FunAudioLLM/SenseVoiceSmall"
 SAMPLING_RATE = 16000
-DISTS = ("torch", "funasr")
+# FunASR computes fbank features with torchaudio or, without it (no torchaudio wheel matches every torch),
+# kaldi-native-fbank
+DISTS = ("torch", "funasr", "kaldi-native-fbank")
 
 
 def check_sensevoice(name: str = SENSEVOICE, who: str = "") -> str:

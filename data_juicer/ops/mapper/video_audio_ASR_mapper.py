@@ -22,7 +22,7 @@ class VideoAudioASRMapper(Mapper):
 
     _accelerator = "cuda"
     modality = "video"
-    requires = ("torch", "funasr", "av", "soundfile", "librosa")
+    requires = ("torch", "funasr", "kaldi-native-fbank", "av", "soundfile", "librosa")
     uses_model = True
 
     def __init__(self, model_dir_ASR="FunAudioLLM/SenseVoiceSmall", speech_ASR: str = MetaKeys.speech_ASR,

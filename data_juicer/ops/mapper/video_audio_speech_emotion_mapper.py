@@ -20,7 +20,7 @@ class VideoAudioSpeechEmotionMapper(Mapper):
 
     _accelerator = "cuda"
     modality = "video"
-    requires = ("torch", "funasr", "av", "soundfile", "librosa")
+    requires = ("torch", "funasr", "kaldi-native-fbank", "av", "soundfile", "librosa")
     uses_model = True
 
     def __init__(self, model_dir_emo="FunAudioLLM/SenseVoiceSmall", speech_Emo: str = "speech_emotion", **kwargs):

@@ -61,7 +61,8 @@ def test_sensevoice_output_read_as_data_juicer_reads_it():
 
 def test_only_speech_videos_with_audio_reach_the_model(fake_folder, video_files):
     # "motion" has no audio stream, "audio" is tagged Music: no waveform is recognised, the model is not loaded
-    rows = {"text": ["a", "b", "c"], "videos": [[video_files["motion"], video_files["audio"]], [], [video_files["audio"]]],
+    vids = [[video_files["motion"], video_files["audio"]], [], [video_files["audio"]]]
+    rows = {"text": ["a", "b", "c"], "videos": vids,
             Fields.meta: [{"video_audio_tags": ["Speech", "Music"]}, {}, {"speech_ASR": ["kept"],
                                                                           "speech_emotion": ["kept"]}]}
     out = OPERATORS.get(ASR)().process_batched({k: list(v) for k, v in rows.items()})
@@ -98,3 +99,37 @@ def test_real_sensevoice_on_a_speech_track(video_files):
     assert set(value) == {"language", "asr"}
     out = OPERATORS.get(EMO)(accelerator="cpu").process_batched(rows)
     assert isinstance(out[Fields.meta][0]["speech_emotion"][0], str)
+
+
+@pytest.mark.slow
+def test_batched_recognition_equals_one_at_a_time(monkeypatch):
+    """A randomly initialised funasr SenseVoiceSmall (tiny encoder) with FunASR's real fbank front
+    end: the waveforms of a batch, padded together, decode as they do one at a time."""
+    import numpy as np
+    import torch
+    from funasr.frontends.wav_frontend import WavFrontend
+    from funasr.models.sense_voice.model import SenseVoiceSmall
+
+    import data_juicer.models.speech as sp
+
+    torch.manual_seed(0)
+    enc = dict(output_size=32, attention_heads=2, linear_units=37, num_blocks=2, tp_blocks=1, dropout_rate=0.0,
+               positional_dropout_rate=0.0, attention_dropout_rate=0.0, input_layer="pe",
+               pos_enc_class="SinusoidalPositionEncoder", normalize_before=True, kernel_size=11, sanm_shfit=0,
+               selfattention_layer_type="sanm")
+    model = SenseVoiceSmall(encoder="SenseVoiceEncoderSmall", encoder_conf=enc, input_size=560,
+                            vocab_size=30000).eval()
+    fe = WavFrontend(fs=16000, window="hamming", n_mels=80, frame_length=25, frame_shift=10, lfr_m=7, lfr_n=6)
+
+    class Tok:  # SenseVoice's BPE tokenizer is not buildable offline: the token ids, as text
+        def decode(self, ids):
+            return " ".join(str(i) for i in ids[:8])
+
+    monkeypatch.setattr(sp, "load_sensevoice",
+                        lambda name, device, who: (model, {"frontend": fe, "tokenizer": Tok(), "device": "cpu"}))
+    rs = np.random.RandomState(0)
+    waves = [rs.randn(16000).astype("float32") * 0.1, rs.randn(8000).astype("float32") * 0.1]
+    batched = sp.transcribe(waves)
+    assert batched == [sp.transcribe([w])[0] for w in waves]
+    assert batched == ["29253 15117 26335 6469 24890 12402 28206 24890",
+                       "29253 15117 26335 6469 24033 24890 12402 29207"]
