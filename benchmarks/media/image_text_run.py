@@ -13,9 +13,21 @@ their Data-Juicer names (``openai/clip-vit-base-patch32``,
 path, so both systems load the very same files.
 
 Each system runs the same 4-filter recipe as a subprocess (``benchlib.run_measured``: wall time,
-peak memory of the process tree). ``--with-dj`` needs Data-Juicer 1.6.1's own venv (``DJ_REF_VENV``,
-default /work/djref) with torch, transformers<5 and simple-aesthetics-predictor installed, since
-Data-Juicer loads the aesthetics model through that package; the stats of both are then compared.
+peak memory of the process tree; a small wrapper adds the tree's CPU seconds). ``--with-dj`` needs
+Data-Juicer 1.6.1's own venv (``DJ_REF_VENV``, default /work/djref) with torch, transformers<5 and
+simple-aesthetics-predictor installed, since Data-Juicer loads the aesthetics model through that
+package::
+
+    python -m venv /work/djref-vision
+    /work/djref-vision/bin/pip install py-data-juicer==1.6.1 torch==2.13.0 'transformers<5' simple-aesthetics-predictor
+    /work/djref-vision/bin/pip uninstall -y torchvision   # the CUDA build pip picks breaks a CPU torch
+
+(with a torchvision that does not match torch, transformers' ``AutoProcessor`` import fails and
+Data-Juicer records every sample as an error). The stats of both are then compared per op, matched
+by sample id: the largest ``|ours - DJ|`` and the sample where it is. ``--parallel`` runs both at
+once (same machine load; CPU seconds are per system either way). Without torchvision, transformers
+4.x pre-processes images with PIL; ours (transformers 5 with torchvision) with torchvision's
+resize, which moves the ViT classifiers' probabilities by up to ~5e-4 (see benchmarks/media/README.md).
 """
 from __future__ import annotations
 
