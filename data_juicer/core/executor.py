@@ -118,6 +118,7 @@ class Executor:
         ops = build_ops(self.recipe.ops, {"work_dir": self.job_dir}, where=str(self.recipe.config_path))
         for op in ops:
             op.use_cache = bool(self.recipe.get("use_cache"))
+            op.checkpoint_dir = self.recipe.checkpoint_dir if self.cfg["use_checkpoint"] else None
         return ops
 
     def plan(self, ops: list[OP]) -> list[Stage]:

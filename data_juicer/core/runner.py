@@ -101,6 +101,7 @@ class FusedRun:
         self.mark_errors = mark_errors
         self.counter_path = counter_path
         self.needs_context = any(op.uses for op in self.ops)
+        self._out_cols: list = []  # the columns of the last batch that had surviving rows
 
     def __call__(self, samples: dict[str, list]) -> dict[str, list]:
         had_stats = Fields.stats in samples
@@ -110,6 +111,11 @@ class FusedRun:
             del out[Fields.stats]
             if errors is not None:
                 errors.pop(Fields.stats, None)
+        if batch_len(out):
+            self._out_cols = list(out)
+        elif errors is not None:  # every row failed: still the columns the other batches have (one schema)
+            for k in self._out_cols:
+                out.setdefault(k, [])
         if self.mark_errors:
             out[Fields.error] = [""] * batch_len(out)
             if errors is not None and batch_len(errors):

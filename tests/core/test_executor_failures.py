@@ -76,3 +76,26 @@ def test_custom_op_param_validation(make_recipe, tmp_path, capsys):
     recipe = make_recipe(ROWS, [{"explode_on_marker_mapper": {"markr": "x"}}], custom_operator_paths=[str(op_file)])
     assert main(["--config", recipe]) == 2
     assert "has no parameter 'markr'. Did you mean: marker" in capsys.readouterr().err
+
+
+def test_a_later_batch_failing_on_every_row_keeps_the_schema():
+    """A batch whose rows all fail (an LLM server that died) still carries the columns of the
+    batches before it, so the Arrow writer accepts it and its rows reach the ledger."""
+    import datasets
+
+    from data_juicer.core.runner import FusedRun
+    from data_juicer.ops.filter.text_length_filter import TextLengthFilter
+
+    class Bad(TextLengthFilter):
+        def compute_stats_batched(self, samples, *a, **k):
+            if any("bad" in t for t in samples["text"]):
+                raise ValueError("boom")
+            return super().compute_stats_batched(samples, *a, **k)
+
+    op = Bad(min_len=0)
+    op.skip_op_error = True
+    ds = datasets.Dataset.from_list([{"text": t} for t in ["a", "bb", "bad1", "bad2", "ccc", "d"]])
+    rows = ds.map(FusedRun([op]), batched=True, batch_size=2).to_list()
+    assert [r["__dj__stats__"] for r in rows] == [{"text_len": 1}, {"text_len": 2}, None, None,
+                                                   {"text_len": 3}, {"text_len": 1}]
+    assert [bool(r["__dj__error__"]) for r in rows] == [False, False, True, True, False, False]

@@ -98,10 +98,6 @@ def test_without_use_checkpoint_a_rerun_pays_again(tmp_path, llm_server):
     assert not (tmp_path / "out" / "ckpt" / "llm_requests").exists()
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="core bug: a batch failing on every row loses the stats column and the default "
-                          "executor's Arrow writer raises 'Schema and number of arrays unequal' "
-                          "(fix in /work/coord/requests-llm.md for data_juicer/core/runner.py)")
 def test_server_dies_mid_run_samples_go_to_the_ledger(tmp_path, llm_server_factory):
     srv = llm_server_factory()
     srv.faults({"kind": "die", "match": "sample number 04 "})  # exits when sample 4's request arrives
