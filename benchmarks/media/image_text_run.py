@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
-import benchlib  # noqa: E402
+import benchlib
 
 IMG = "<__dj__image>"
 MODELS = {
@@ -159,6 +159,46 @@ def compare(ours_rows: list[dict], dj_rows: list[dict]) -> dict:
     return out
 
 
+def pil_check(root: Path, dj_rows: list[dict]) -> dict:
+    """Our batched scoring functions with transformers' PIL image processors (``backend="pil"``,
+    what transformers 4.x without torchvision uses, so what Data-Juicer's run used) on the samples
+    Data-Juicer kept: the largest ``|ours - DJ|`` per stat. Isolates the pre-processing backend
+    from the ops and their batching."""
+    import torch
+    import transformers
+    from PIL import Image
+
+    from data_juicer.models.vision import aesthetics_class
+    from data_juicer.models.vision_scores import (
+        aesthetics_scores,
+        class_probs,
+        clip_image_embeds,
+        clip_logit_scale,
+        clip_text_embeds,
+    )
+
+    rows = [r for r in dj_rows if len(r.get("images") or []) == 1]
+    imgs = [Image.open(r["images"][0]).convert("RGB") for r in rows]
+    texts = [r["text"].replace(IMG, "").strip() for r in rows]
+    got = {}
+    with torch.inference_mode():
+        for k, key in (("nsfw", "image_nsfw_score"), ("wm", "image_watermark_prob")):
+            folder = str(root / MODELS[k])
+            m = transformers.AutoModelForImageClassification.from_pretrained(folder).eval()
+            got[key] = class_probs(m, transformers.AutoImageProcessor.from_pretrained(folder, backend="pil"), imgs)
+        folder = str(root / MODELS["aes"])
+        m = aesthetics_class("v2_linear").from_pretrained(folder).eval()
+        got["image_aesthetics_scores"] = aesthetics_scores(
+            m, transformers.AutoImageProcessor.from_pretrained(folder, backend="pil"), imgs, True)
+        folder = str(root / MODELS["clip"])
+        m = transformers.CLIPModel.from_pretrained(folder).eval()
+        proc = transformers.AutoProcessor.from_pretrained(folder, backend="pil")
+        img, txt = clip_image_embeds(m, proc, imgs), clip_text_embeds(m, proc, texts)
+        got["image_text_similarity"] = ((txt * img).sum(-1) * clip_logit_scale(m) / 100.0).tolist()
+    return {key: max([abs(v - r["__dj__stats__"][key][0]) for v, r in zip(vals, rows)] or [0.0])
+            for key, vals in got.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1000)
@@ -169,6 +209,9 @@ def main() -> int:
     ap.add_argument("--parallel", action="store_true",
                     help="with --with-dj: run both systems at the same time (same machine load; on a shared "
                          "machine this halves the wall time; compare CPU seconds too)")
+    ap.add_argument("--pil-check", action="store_true",
+                    help="with --with-dj: also score DJ's kept samples with our functions and PIL image "
+                         "processors (isolates the pre-processing backend)")
     ap.add_argument("--dj-python", default=None)
     ap.add_argument("--work", type=Path, default=HERE / "work")
     args = ap.parse_args()
@@ -207,6 +250,9 @@ def main() -> int:
         diff = compare(ours_rows, dj_rows)
         for op, d in diff.items():
             print(f"{op}: {d}")
+        if args.pil_check:
+            diff["pil_check"] = pil_check(root, dj_rows)
+            print(f"pil_check (ours with PIL processors vs DJ): {diff['pil_check']}")
         print(f"speed-up (wall): {results[1]['wall_s'] / results[0]['wall_s']:.2f}x; "
               f"CPU s ratio: {results[1]['cpu_s'] / max(results[0]['cpu_s'], 1e-9):.2f}x")
     out = work / "results.json"
