@@ -12,7 +12,7 @@ class ImageTaggingMapper(Mapper):
     of tags per image (most frequent first) in the sample's meta under ``tag_field_name``;
     ``[[]]`` for a sample without images. Rows already tagged are left as they are.
 
-    The model code is not bundled: no registry package carries recognize-anything, so this op
+    **Model code not bundled**: no registry package carries recognize-anything, so this op
     calls the model through a plug-in of kind ``ram`` (``data_juicer/models/tagging.py`` shows
     one; ``data_juicer/models/plugins.py`` says how to register it). Everything around the model
     is here: the weights found offline, RAM's 384x384 ImageNet-normalised input, every image of
