@@ -19,7 +19,7 @@ class VideoTaggingFromFramesFilter(Filter):
     must. As Data-Juicer: a sample without videos is tagged ``[[]]`` and so kept only when
     ``contain`` is ``all`` and ``tags`` is empty.
 
-    The model code is not bundled (no registry package carries recognize-anything): the model
+    **Model code not bundled** (no registry package carries recognize-anything): the model
     runs through a plug-in of kind ``ram`` (see ``data_juicer/models/tagging.py``).
     """
 

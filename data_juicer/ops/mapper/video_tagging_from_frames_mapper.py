@@ -31,7 +31,7 @@ class VideoTaggingFromFramesMapper(Mapper):
 
     Frames are the key frames, or ``frame_num`` uniform frames, through the media layer (shared
     with the other frame ops of a fused pass); every frame of a batch is tagged in one call.
-    The model code is not bundled (no registry package carries recognize-anything): the model
+    **Model code not bundled** (no registry package carries recognize-anything): the model
     runs through a plug-in of kind ``ram`` (see ``data_juicer/models/tagging.py``).
     """
 
