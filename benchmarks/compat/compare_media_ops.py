@@ -264,16 +264,18 @@ def signature(path: str) -> dict:
         return out
 
 
-def normalise(obj, produced: str):
-    """Replace produced file paths by their content signature, recursively."""
+def normalise(obj, produced: str, seen: set | None = None):
+    """Replace produced file paths by their content signature, recursively (adding them to ``seen``)."""
     if isinstance(obj, str):
         if obj.startswith(produced) and os.path.isfile(obj):
+            if seen is not None:
+                seen.add(obj)
             return signature(obj)
         return obj
     if isinstance(obj, list):
-        return [normalise(x, produced) for x in obj]
+        return [normalise(x, produced, seen) for x in obj]
     if isinstance(obj, dict):
-        return {k: normalise(v, produced) for k, v in obj.items()}
+        return {k: normalise(v, produced, seen) for k, v in obj.items()}
     return obj
 
 
@@ -339,8 +341,9 @@ def compare(job_o: dict, job_d: dict) -> dict:
             if e.exists():
                 err[side] = e.read_text().strip().splitlines()[-1][:300]
         return {"verdict": "error", "errors": err, **st}
-    ours = [drop_empty(normalise(r, job_o["produced"])) for r in bl.load_jsonl(do / "result.jsonl")]
-    ref = [drop_empty(normalise(r, job_d["produced"])) for r in bl.load_jsonl(dd / "result.jsonl")]
+    seen_o, seen_d = set(), set()
+    ours = [drop_empty(normalise(r, job_o["produced"], seen_o)) for r in bl.load_jsonl(do / "result.jsonl")]
+    ref = [drop_empty(normalise(r, job_d["produced"], seen_d)) for r in bl.load_jsonl(dd / "result.jsonl")]
     n_o = sum(len(f) for _, _, f in os.walk(job_o["produced"]))
     n_d = sum(len(f) for _, _, f in os.walk(job_d["produced"]))
     diffs, pix = [], []
@@ -350,8 +353,15 @@ def compare(job_o: dict, job_d: dict) -> dict:
     else:
         for a, b in zip(ours, ref):
             diff(a, b, f"id {a.get('id')}", diffs, pix)
+    note = ""
     if n_o != n_d:
-        diffs.append(f"files written: ours {n_o} vs DJ {n_d}")
+        if not diffs and n_o == len(seen_o) and n_d == len(seen_d) and n_o < n_d:
+            # every written file is referenced, the rows hold the same content: Data-Juicer writes one
+            # file per occurrence of a source (names carry pid and time), ours one per distinct content
+            note = (f"files written: ours {n_o}, DJ {n_d}: a source in several samples gives one "
+                    f"content-named file here, one per occurrence in DJ")
+        else:
+            diffs.append(f"files written: ours {n_o} vs DJ {n_d} (referenced {len(seen_o)} vs {len(seen_d)})")
     worst = 0.0
     for a, b in zip(ours, ref):
         for k, v in (a.get("__dj__stats__") or {}).items():
@@ -361,7 +371,7 @@ def compare(job_o: dict, job_d: dict) -> dict:
                     worst = max(worst, abs(float(x) - float(y)))
     return {"verdict": "equal" if not diffs else "differs", "rows": [len(ours), len(ref)], "files": [n_o, n_d],
             "worst_stat_diff": worst, "max_pixel_diff": max(pix) if pix else 0.0, "diffs": diffs[:12],
-            "n_diffs": len(diffs)}
+            "n_diffs": len(diffs), "note": note}
 
 
 def main(argv=None) -> int:
@@ -410,7 +420,7 @@ def main(argv=None) -> int:
             detail = "; ".join(f"{k}: {v}" for k, v in r["errors"].items())
             lines.append(f"| {label} `{json.dumps(params)}` | ERROR | | | | {detail} |")
         else:
-            detail = "; ".join(r["diffs"][:3])
+            detail = "; ".join(r["diffs"][:3] + ([r["note"]] if r["note"] else []))
             if r["max_pixel_diff"]:
                 detail = f"max pixel diff {r['max_pixel_diff']:.0f}/255; " + detail
             lines.append(f"| {label} `{json.dumps(params)}` | {r['verdict']} | {r['rows'][0]} / {r['rows'][1]} | "
