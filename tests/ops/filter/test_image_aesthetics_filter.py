@@ -62,7 +62,7 @@ def test_scores_divided_by_ten_and_batched(models_env, tmp_path):
     from transformers import CLIPProcessor
 
     model = aesthetics_class("v2_linear").from_pretrained(f"{root}/{MODEL}").eval()
-    proc = CLIPProcessor.from_pretrained(f"{root}/{MODEL}")
+    proc = CLIPProcessor.from_pretrained(f"{root}/{MODEL}", backend="pil")
     with torch.no_grad():
         ref = [model(**proc(images=[Image.open(p).convert("RGB")], return_tensors="pt")).logits.item() / 10
                for p in imgs[:2]]

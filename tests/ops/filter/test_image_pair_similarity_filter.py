@@ -36,7 +36,7 @@ def test_cosine_of_the_two_images(models_env, tmp_path):
     assert got[0] == pytest.approx([0.65398818], abs=1e-6)
     # Data-Juicer: get_image_features of each image, torch.cosine_similarity
     model = CLIPModel.from_pretrained(f"{root}/{MODEL}").eval()
-    px = CLIPProcessor.from_pretrained(f"{root}/{MODEL}").image_processor(
+    px = CLIPProcessor.from_pretrained(f"{root}/{MODEL}", backend="pil").image_processor(
         [Image.open(p).convert("RGB") for p in imgs[1:]], return_tensors="pt")["pixel_values"]
     with torch.no_grad():
         f = [model.get_image_features(px[k:k + 1]).pooler_output for k in (0, 1)]

@@ -40,7 +40,7 @@ def test_matching_probability_equals_one_pair_at_a_time(models_env, tmp_path):
     assert got[0] == pytest.approx([0.18807510], abs=1e-6)
     # Data-Juicer: one processor call and forward per (image, text), softmax(itm_score)[:, 1], mean
     model = BlipForImageTextRetrieval.from_pretrained(f"{root}/{MODEL}").eval()
-    proc = BlipProcessor.from_pretrained(f"{root}/{MODEL}")
+    proc = BlipProcessor.from_pretrained(f"{root}/{MODEL}", backend="pil")  # Data-Juicer's (PIL) pre-processing
     ref = []
     with torch.no_grad():
         for p, text in [(imgs[0], "a cat"), (imgs[1], "a cat"), (imgs[2], "the red dog on the mat")]:

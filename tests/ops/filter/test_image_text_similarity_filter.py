@@ -38,7 +38,7 @@ def _dj_reference(root, text_chunk, paths, mode="avg"):
     from transformers import CLIPModel, CLIPProcessor
 
     model = CLIPModel.from_pretrained(f"{root}/{MODEL}").eval()
-    proc = CLIPProcessor.from_pretrained(f"{root}/{MODEL}")
+    proc = CLIPProcessor.from_pretrained(f"{root}/{MODEL}", backend="pil")
     with torch.no_grad():
         inputs = proc(text=text_chunk, images=[Image.open(p).convert("RGB") for p in paths], return_tensors="pt",
                       truncation=True, max_length=model.config.text_config.max_position_embeddings, padding=True)

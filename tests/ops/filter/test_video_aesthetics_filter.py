@@ -34,7 +34,7 @@ def test_uniform_frames_min_score(models_env, video_files):
     samples, keep = op.decide_batch({"videos": [[v], []], Fields.stats: [{}, {}]})
     got = [s["video_frames_aesthetics_score"] for s in samples[Fields.stats]]
     model = aesthetics_class("v2_linear").from_pretrained(f"{root}/{MODEL}").eval()
-    proc = CLIPProcessor.from_pretrained(f"{root}/{MODEL}")
+    proc = CLIPProcessor.from_pretrained(f"{root}/{MODEL}", backend="pil")
     with torch.no_grad():
         ref = (model(**proc(images=extract_frames_uniformly(v, 3), return_tensors="pt")).logits / 10.0).min().item()
     assert got[0] == pytest.approx([ref], abs=1e-6) and got[1] == []

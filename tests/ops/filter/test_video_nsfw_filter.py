@@ -41,7 +41,7 @@ def test_keyframe_scores_reduced_per_video(models_env, video_files):
     assert len(got[0]) == 2 and got[1] == [] and got[2] == pytest.approx(got[0][:1], abs=1e-7)
     # Data-Juicer: all key frames of one video through the processor at once, softmax[:, 1], max
     model = ViTForImageClassification.from_pretrained(f"{root}/{MODEL}").eval()
-    proc = AutoImageProcessor.from_pretrained(f"{root}/{MODEL}")
+    proc = AutoImageProcessor.from_pretrained(f"{root}/{MODEL}", backend="pil")
     for v, val in zip(vids, got[0]):
         frames = extract_key_frames(v)
         with torch.no_grad():

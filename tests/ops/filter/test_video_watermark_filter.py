@@ -34,7 +34,7 @@ def test_uniform_frames_mean_probability(models_env, video_files):
     got = samples[Fields.stats][0]["video_watermark_prob"]
     assert len(got) == 1  # one value per distinct video
     model = ViTForImageClassification.from_pretrained(f"{root}/{MODEL}").eval()
-    proc = AutoImageProcessor.from_pretrained(f"{root}/{MODEL}")
+    proc = AutoImageProcessor.from_pretrained(f"{root}/{MODEL}", backend="pil")
     with torch.no_grad():
         probs = torch.softmax(model(**proc(images=extract_frames_uniformly(v, 3), return_tensors="pt")).logits, -1)
     assert got[0] == pytest.approx(probs[:, 1].mean().item(), abs=1e-6)
