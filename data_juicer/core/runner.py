@@ -10,6 +10,7 @@ the job's error ledger. Errors travel as data, so they survive worker processes 
 from __future__ import annotations
 
 import json
+import os
 import time
 import traceback
 from typing import Sequence
@@ -88,6 +89,34 @@ def _describe_row(samples: dict[str, list], i: int, id_keys: Sequence[str]) -> s
     return f"a sample (text starts {snippet})"
 
 
+def _spill(folder: str, rows: dict[str, list]) -> None:
+    """Append failed rows (a column batch) to this process's spill file in ``folder``."""
+    import pickle
+
+    with open(os.path.join(folder, f"{os.getpid()}.pkl"), "ab") as f:
+        pickle.dump(rows, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def read_spill(folder: str) -> list[dict]:
+    """The failed rows spilled in ``folder`` (one dict per row)."""
+    import pickle
+
+    from data_juicer.utils.batch import iter_rows
+
+    rows: list[dict] = []
+    if not os.path.isdir(folder):
+        return rows
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            while True:
+                try:
+                    batch = pickle.load(f)
+                except EOFError:
+                    break
+                rows.extend(iter_rows(batch))
+    return rows
+
+
 class FusedRun:
     """Applies ``ops`` in order to a batch; picklable, so it can ship to worker processes."""
 
@@ -102,6 +131,9 @@ class FusedRun:
         self.counter_path = counter_path
         self.needs_context = any(op.uses for op in self.ops)
         self._out_cols: list = []  # the columns of the last batch that had surviving rows
+        # where a worker puts the failed rows of a batch it cannot return in the dataset (see __call__);
+        # the HF backend sets it and records what lands there in the ledger
+        self.spill_dir: str | None = None
 
     def __call__(self, samples: dict[str, list]) -> dict[str, list]:
         had_stats = Fields.stats in samples
@@ -111,11 +143,21 @@ class FusedRun:
             del out[Fields.stats]
             if errors is not None:
                 errors.pop(Fields.stats, None)
+        spill_dir = getattr(self, "spill_dir", None)
+        if spill_dir is not None:
+            os.makedirs(spill_dir, exist_ok=True)  # also says the pass ran (not loaded from a cache)
         if batch_len(out):
             self._out_cols = list(out)
         elif errors is not None:  # every row failed: still the columns the other batches have (one schema)
             for k in self._out_cols:
                 out.setdefault(k, [])
+            if not self._out_cols and self.mark_errors and spill_dir is not None and batch_len(errors):
+                # no batch of this worker has had surviving rows yet, so the columns they will have (the
+                # stats of a filter) are unknown: a batch of failed rows alone would fix the file's schema
+                # without them. Its rows go to the spill file instead, and no rows into the dataset.
+                errors[Fields.error] = errors.pop("__dj__error_tmp__")
+                _spill(spill_dir, errors)
+                errors = None
         if self.mark_errors:
             out[Fields.error] = [""] * batch_len(out)
             if errors is not None and batch_len(errors):

@@ -3,6 +3,8 @@ import json
 import os
 import textwrap
 
+import pytest
+
 from data_juicer.cli.process import main
 from tests.conftest import read_jsonl
 
@@ -99,3 +101,38 @@ def test_a_later_batch_failing_on_every_row_keeps_the_schema():
     assert [r["__dj__stats__"] for r in rows] == [{"text_len": 1}, {"text_len": 2}, None, None,
                                                    {"text_len": 3}, {"text_len": 1}]
     assert [bool(r["__dj__error__"]) for r in rows] == [False, False, True, True, False, False]
+
+
+@pytest.mark.parametrize("np_", [1, 2])
+def test_first_batches_failing_on_every_row_go_to_the_ledger(tmp_path, np_):
+    """A worker whose first batches fail wholly (an LLM server down when the run starts, then
+    back) cannot return those rows in the dataset before it knows the stats column: they are
+    spilled and ledgered; no row is lost and the result has the stats of the good rows."""
+    import json
+
+    from data_juicer.cli.process import main
+
+    mod = tmp_path / "flaky.py"
+    mod.write_text(
+        "def process(sample):\n"
+        "    if sample['text'].startswith('bad'):\n"
+        "        raise ValueError('server down')\n"
+        "    return sample\n")
+    data = tmp_path / "in.jsonl"
+    texts = ["bad0", "bad1", "bad2", "bad3", "aa", "bbb", "cccc", "dd"]
+    data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        f"dataset_path: {data}\nexport_path: {tmp_path / 'out' / 'res.jsonl'}\nnp: {np_}\n"
+        "process:\n"
+        f"  - python_file_mapper:\n      file_path: {mod}\n      function_name: process\n      batch_size: 2\n"
+        "  - text_length_filter:\n      min_len: 0\n      batch_size: 2\n")
+    assert main(["--config", str(recipe)]) == 0
+    out = [json.loads(line) for line in (tmp_path / "out" / "res.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in out] == [4, 5, 6, 7]
+    stats = [json.loads(line) for line in (tmp_path / "out" / "res_stats.jsonl").read_text().splitlines()]
+    assert [s["__dj__stats__"]["text_len"] for s in stats] == [2, 3, 4, 2]
+    ledger = list((tmp_path / "out").rglob("errors.jsonl"))
+    entries = [json.loads(line) for line in ledger[0].read_text().splitlines()]
+    assert sorted(e["sample"]["id"] for e in entries) == [0, 1, 2, 3]
+    assert {e["op"] for e in entries} == {"python_file_mapper"}

@@ -94,8 +94,20 @@ class HFBackend(Backend):
                 return out
         num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
         map_kwargs = self._cache_kwargs(stage, ds, run)
-        out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
-                     **map_kwargs)
+        spill = getattr(run, "spill_dir", "unset") is None and self.cfg["skip_op_error"]
+        if spill:
+            import uuid
+
+            run.spill_dir = os.path.join(self.job.dir, "tmp", f"failed-rows-{uuid.uuid4().hex[:12]}")
+        try:
+            out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
+                         **map_kwargs)
+        finally:
+            folder = run.spill_dir if spill else None
+            if spill:
+                run.spill_dir = None
+        if folder is not None:
+            self._record_spilled(stage, out, folder, map_kwargs)
         if Fields.error in out.column_names:
             col = out.data.column(Fields.error)
             failed = pc.greater(pc.utf8_length(col), 0)
@@ -110,6 +122,34 @@ class HFBackend(Backend):
                 out = out.select(np.flatnonzero(~mask))
             out = out.remove_columns([Fields.error])
         return out
+
+    def _record_spilled(self, stage, out, folder: str, map_kwargs: dict) -> None:
+        """Ledger the failed rows a pass's workers spilled (a worker's first batches that failed
+        wholly). With the pass cache they are kept beside the cached result, so a rerun that loads
+        the pass from the cache records them again, as it does the failed rows inside the result."""
+        import pickle
+        import shutil
+
+        from data_juicer.core.runner import read_spill
+
+        ran = os.path.isdir(folder)
+        rows = read_spill(folder) if ran else []
+        shutil.rmtree(folder, ignore_errors=True)
+        keep = None
+        if map_kwargs.get("new_fingerprint") and getattr(out, "cache_files", None):
+            keep = os.path.join(os.path.dirname(out.cache_files[0]["filename"]),
+                                f"{map_kwargs['new_fingerprint']}.failed-rows.pkl")
+            if ran:
+                tmp = keep + ".tmp"
+                with open(tmp, "wb") as f:
+                    pickle.dump(rows, f, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, keep)
+            elif os.path.exists(keep):
+                with open(keep, "rb") as f:
+                    rows = pickle.load(f)
+        if rows:
+            self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in rows)
+            logger.warning(f"[{stage.label}] {len(rows)} samples failed and went to {self.ledger.path}")
 
     def _hash_only(self, op: Deduplicator, ds, cols: list):
         """Read just the hash inputs and keep the hashes beside the data for the dedup (no rewrite
