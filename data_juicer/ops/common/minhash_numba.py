@@ -38,6 +38,25 @@ def available() -> bool:
     return _USABLE
 
 
+_PROBED: dict = {}
+
+
+def kernel_usable(name: str, probe, fallback: str) -> bool:
+    """Whether the compiled kernel ``name`` works here: numba is usable and ``probe()`` (a tiny call
+    that compiles the kernel, or loads it from numba's cache) succeeds; asked once per process."""
+    if name not in _PROBED:
+        _PROBED[name] = False
+        if available():
+            try:
+                probe()
+                _PROBED[name] = True
+            except Exception as e:  # noqa: BLE001 - any failure means: use the other path
+                from loguru import logger
+
+                logger.warning(f"compiled {name} unusable ({type(e).__name__}: {e}); using {fallback}")
+    return _PROBED[name]
+
+
 def _kernels():
     global _KERNELS
     if _KERNELS is None:

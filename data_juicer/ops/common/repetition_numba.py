@@ -7,23 +7,10 @@ import numpy as np
 
 from data_juicer.ops.common import minhash_numba
 
-_USABLE = None
-
 
 def available() -> bool:
     """numba is installed, usable, and the kernel compiles (or loads from numba's cache)."""
-    global _USABLE
-    if _USABLE is None:
-        _USABLE = False
-        if minhash_numba.available():
-            try:
-                char_rep_ratios(["abcabcabc"], 2)
-                _USABLE = True
-            except Exception as e:  # noqa: BLE001 - any failure means: use the numpy path
-                from loguru import logger
-
-                logger.warning(f"compiled repetition ratio unusable ({type(e).__name__}: {e}); using numpy")
-    return _USABLE
+    return minhash_numba.kernel_usable("repetition ratio", lambda: char_rep_ratios(["abcabcabc"], 2), "numpy")
 
 
 def char_rep_ratios(texts: list[str], n: int) -> np.ndarray:

@@ -7,22 +7,10 @@ import numpy as np
 
 from data_juicer.ops.common import minhash_numba
 
-_USABLE = None
-
 
 def available() -> bool:
-    global _USABLE
-    if _USABLE is None:
-        _USABLE = False
-        if minhash_numba.available():
-            try:
-                space_simhashes(["a b"], 1)
-                _USABLE = True
-            except Exception as e:  # noqa: BLE001 - any failure means: use the Python path
-                from loguru import logger
-
-                logger.warning(f"compiled SimHash unusable ({type(e).__name__}: {e}); using the Python path")
-    return _USABLE
+    """numba is installed, usable, and the kernel compiles (or loads from numba's cache)."""
+    return minhash_numba.kernel_usable("SimHash", lambda: space_simhashes(["a b"], 1), "the Python path")
 
 
 def space_simhashes(texts: list[str], window: int) -> np.ndarray:
