@@ -94,7 +94,9 @@ class HFBackend(Backend):
                 return out
         num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
         map_kwargs = self._cache_kwargs(stage, ds, run)
-        spill = getattr(run, "spill_dir", "unset") is None and self.cfg["skip_op_error"]
+        from data_juicer.core.runner import FusedRun
+
+        spill = isinstance(run, FusedRun) and self.cfg["skip_op_error"]
         if spill:
             import uuid
 
