@@ -1,0 +1,137 @@
+#!/usr/bin/env python
+"""Scale curve of the 18-op text recipe: documents/s and peak memory at 10k, 50k, 500k and 2M documents.
+
+  python benchmarks/scale/run.py                              # all four sizes, np=2
+  python benchmarks/scale/run.py --sizes 50000 500000         # some of them
+  python benchmarks/scale/run.py --sizes 2000000 --tag 2m     # one size, its own report file
+
+Each size is one ``dj-process --config`` run of ``benchmarks/text_pipeline/recipe.yaml`` (paths filled in,
+a fresh ``ds_cache_dir`` and export folder per run) on the corpus of ``make_corpus.py`` (built if absent),
+sampled with ``benchlib.run_measured``: wall seconds, CPU seconds of the whole process tree (user+sys,
+``RUSAGE_CHILDREN``), peak PSS of the tree and peak anonymous RSS of the tree. Throughput is given per wall
+second and per CPU second (the machine is shared, so wall time depends on the load; CPU seconds do not).
+The per-op seconds of the run's summary table, the rows out and the bytes written under the run folder
+(HF cache files, export) are kept too. Reports go to ``work/report_<tag>.json`` and a table is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import benchlib as bl  # noqa: E402
+from make_corpus import make_scale_corpus  # noqa: E402
+
+RECIPE = HERE.parent / "text_pipeline" / "recipe.yaml"
+SIZES = [10000, 50000, 500000, 2000000]
+
+
+def dir_bytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total
+
+
+def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: bool) -> dict:
+    corpus = make_scale_corpus(n)
+    run_dir = work / f"n{n}"
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    r = dict(recipe)
+    r["dataset_path"] = str(corpus)
+    r["export_path"] = str(run_dir / "result.jsonl")
+    r["np"] = np_
+    r["ds_cache_dir"] = str(run_dir / "hf_cache")
+    cfg = run_dir / "recipe.yaml"
+    bl.dump_yaml(r, cfg)
+    print(f"[scale] {n} docs: {corpus} ({corpus.stat().st_size / 1e6:.0f} MB) -> {run_dir}", flush=True)
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.time()
+    res = bl.run_measured(bl.ours_cmd() + ["--config", str(cfg)], run_dir / "run.log", env=bl.offline_env(),
+                          cwd=run_dir, timeout=timeout, interval=0.2, pss_interval=1.0)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    res.update(docs_in=n, corpus=str(corpus), corpus_bytes=corpus.stat().st_size, started=t0,
+               cpu_user_s=ru1.ru_utime - ru0.ru_utime, cpu_sys_s=ru1.ru_stime - ru0.ru_stime)
+    res["cpu_s"] = res["cpu_user_s"] + res["cpu_sys_s"]
+    export = run_dir / "result.jsonl"
+    res["rows_out"] = bl.count_lines(export) if export.exists() else None
+    res["run_dir_bytes"] = dir_bytes(run_dir)
+    res["per_op"] = bl.per_op_log(res["log"])
+    res["status"] = "ok" if res["rc"] == 0 and export.exists() else ("TIMEOUT" if res["timed_out"] else "FAILED")
+    res["docs_per_s"] = n / res["wall_s"]
+    res["docs_per_cpu_s"] = n / res["cpu_s"] if res["cpu_s"] else None
+    try:
+        res["load_avg_end"] = os.getloadavg()
+    except OSError:
+        pass
+    print(f"[scale] {n}: {res['status']} wall {res['wall_s']:.1f}s cpu {res['cpu_s']:.1f}s rows_out {res['rows_out']} "
+          f"peak PSS {res['peak_pss_tree_mb']:.0f} MB anon {res['peak_anon_tree_mb']:.0f} MB "
+          f"run dir {res['run_dir_bytes'] / 1e6:.0f} MB", flush=True)
+    if res["status"] != "ok":
+        print(bl.log_tail(res["log"], 30), file=sys.stderr)
+    if not keep:
+        shutil.rmtree(run_dir / "hf_cache", ignore_errors=True)
+        for p in run_dir.glob("result*.jsonl"):
+            p.unlink()
+    return res
+
+
+def table(results: list[dict]) -> str:
+    base = next((x for x in results if x["docs_in"] == 50000 and x["status"] == "ok"), None)
+    rows = []
+    for x in results:
+        rel = ""
+        if base and x is not base and x["docs_per_cpu_s"] and base["docs_per_cpu_s"]:
+            rel = f"{100 * (x['docs_per_cpu_s'] / base['docs_per_cpu_s'] - 1):+.1f} %"
+        rows.append([x["docs_in"], x["status"], x["rows_out"], f"{x['wall_s']:.1f}", f"{x['docs_per_s']:.0f}",
+                     f"{x['cpu_s']:.1f}", f"{x['docs_per_cpu_s']:.0f}" if x["docs_per_cpu_s"] else "", rel,
+                     f"{x['peak_pss_tree_mb']:.0f}", f"{x['peak_anon_tree_mb']:.0f}",
+                     f"{x['peak_rss_proc_mb']:.0f}", f"{x['run_dir_bytes'] / 1e6:.0f}"])
+    return bl.fmt_table(["docs", "status", "docs out", "wall s", "docs/s", "CPU s", "docs/CPU-s", "vs 50k",
+                         "peak PSS MB", "peak anon MB", "largest proc RSS MB", "run dir MB"], rows)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Scale curve of the 18-op text recipe.")
+    ap.add_argument("--sizes", type=int, nargs="+", default=SIZES)
+    ap.add_argument("--np", type=int, default=2, dest="np_")
+    ap.add_argument("--recipe", type=Path, default=RECIPE)
+    ap.add_argument("--work_dir", type=Path, default=HERE / "work")
+    ap.add_argument("--tag", default="all", help="report file name: work/report_<tag>.json")
+    ap.add_argument("--timeout", type=float, default=4 * 3600, help="seconds per run")
+    ap.add_argument("--keep", action="store_true", help="keep each run's export and HF cache files")
+    a = ap.parse_args(argv)
+    recipe = bl.load_yaml(a.recipe)
+    a.work_dir.mkdir(parents=True, exist_ok=True)
+    report_path = a.work_dir / f"report_{a.tag}.json"
+    results = []
+    for n in a.sizes:
+        results.append(run_size(n, recipe, a.work_dir, a.np_, a.timeout, a.keep))
+        report = {"recipe": str(a.recipe), "np": a.np_, "host": platform.node(), "cpus": os.cpu_count(),
+                  "results": results}
+        report_path.write_text(json.dumps(report, indent=1, default=str) + "\n")
+    print()
+    print(f"{len(bl.recipe_ops(recipe))} ops, np={a.np_}, host {platform.node()} ({os.cpu_count()} CPUs)")
+    print(table(results))
+    print(f"\nreport: {report_path}")
+    return 0 if all(x["status"] == "ok" for x in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
