@@ -123,8 +123,7 @@ def make_scale_corpus(num_docs: int, out_dir: Path = DEFAULT_OUT, seed: int = 42
         src_path = bigger[0]
         tmp = out.with_suffix(".jsonl.tmp")
         with open(src_path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as f:
-            for _, line in zip(range(num_docs), src):
-                f.write(line)
+            f.writelines(line for _, line in zip(range(num_docs), src))
         os.replace(tmp, out)
         print(f"[scale] wrote {out}: first {num_docs} lines of {src_path}", file=sys.stderr)
         return out

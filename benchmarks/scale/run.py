@@ -29,8 +29,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import benchlib as bl  # noqa: E402
-from make_corpus import make_scale_corpus  # noqa: E402
+import benchlib as bl
+from make_corpus import make_scale_corpus
 
 RECIPE = HERE.parent / "text_pipeline" / "recipe.yaml"
 SIZES = [10000, 50000, 500000, 2000000]
