@@ -10,9 +10,9 @@ from pydantic import Field, PositiveInt
 
 from data_juicer.models.loader import ensure_installed, load_sentencepiece, resolve_model_file
 from data_juicer.ops.base import Deduplicator
-from data_juicer.ops.common.minhash import optimal_lsh_params, permutations, shingle_hashes, signatures
+from data_juicer.ops.common.minhash import MAX_HASH, optimal_lsh_params, permutations, shingle_hashes, signatures
 from data_juicer.ops.common import minhash_numba
-from data_juicer.ops.common.shingles import TOKENIZATIONS, punctuation_tokens, shingles
+from data_juicer.ops.common.shingles import TOKENIZATIONS, punctuation_tokens, shingles, space_tokens
 from data_juicer.ops.common.union_find import first_duplicates, min_component_labels
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import HashKeys
@@ -31,7 +31,18 @@ class DocumentMinhashDeduplicator(Deduplicator):
     all share one signature, so they are duplicates of each other. Same signatures, bands and
     kept samples as Data-Juicer 1.6.1. When ``numba`` is installed, signatures come from a
     compiled kernel (SHA-1 and permutations in one pass, about 4x faster; the same values).
+
+    ``short_texts`` (ours, not in Data-Juicer; its default is Data-Juicer's behaviour) changes
+    only what happens to texts with fewer than ``window_size`` tokens: with ``whole`` such a
+    text is one shingle of all its tokens, so it is a duplicate only of texts with the same
+    tokens; with ``keep`` it is never removed (as datatrove does). Either avoids removing every
+    short text but one as a single cluster; see benchmarks/peers/README.md for the effect on
+    precision and recall.
     """
+
+    # parameters of ours beyond Data-Juicer's (their defaults keep Data-Juicer's output)
+    extension_params = ("short_texts",)
+    SHORT_TEXTS = ("shared", "whole", "keep")
 
     @classmethod
     def required_packages(cls, params: dict) -> tuple:
@@ -48,6 +59,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
         num_bands: Optional[PositiveInt] = None,
         num_rows_per_band: Optional[PositiveInt] = None,
         tokenizer_model: Optional[str] = None,
+        short_texts: str = "shared",
         **kwargs,
     ):
         """
@@ -68,8 +80,17 @@ class DocumentMinhashDeduplicator(Deduplicator):
         :param num_rows_per_band: signature values per LSH band
         :param tokenizer_model: sentencepiece model file (path, or name of a file in the
             models folder) for ``sentencepiece`` tokenization
+        :param short_texts: texts with fewer than ``window_size`` tokens: ``shared`` (default,
+            as Data-Juicer: they have no shingles and share one signature, so all of them are
+            one cluster), ``whole`` (such a text is a single shingle of all its tokens, so only
+            texts with the same tokens are duplicates; empty texts still share one signature),
+            or ``keep`` (they are never removed). Ours, not a Data-Juicer parameter.
         """
         super().__init__(**kwargs)
+        if short_texts not in self.SHORT_TEXTS:
+            raise ValueError(f"{self.name}: unknown short_texts '{short_texts}'; "
+                             f"use one of {', '.join(self.SHORT_TEXTS)}")
+        self.short_texts = short_texts
         if tokenization not in TOKENIZATIONS:
             raise ValueError(f"{self.name}: unknown tokenization '{tokenization}'; "
                              f"use one of {', '.join(TOKENIZATIONS)}")
@@ -123,12 +144,34 @@ class DocumentMinhashDeduplicator(Deduplicator):
         if minhash_numba.available():  # compiled: one pass, no shingle sets (same values)
             a, b, window = self._perm_a, self._perm_b, self.window_size
             if self.tokenization in ("space", "character"):
-                return minhash_numba.text_signatures(prepared, self.tokenization, window, a, b)
-            if self.tokenization == "punctuation":
-                return minhash_numba.token_signatures([punctuation_tokens(t) for t in prepared], " ", window, a, b)
-            return minhash_numba.token_signatures(prepared, "", window, a, b)
-        sets = [set(shingles(t, self.tokenization, self.window_size)) for t in prepared]
-        return signatures([shingle_hashes(s) for s in sets], self._perm_a, self._perm_b)
+                sig = minhash_numba.text_signatures(prepared, self.tokenization, window, a, b)
+            elif self.tokenization == "punctuation":
+                sig = minhash_numba.token_signatures([punctuation_tokens(t) for t in prepared], " ", window, a, b)
+            else:
+                sig = minhash_numba.token_signatures(prepared, "", window, a, b)
+        else:
+            sets = [set(shingles(t, self.tokenization, self.window_size)) for t in prepared]
+            sig = signatures([shingle_hashes(s) for s in sets], self._perm_a, self._perm_b)
+        if self.short_texts == "whole":
+            self._sign_short_texts_whole(prepared, sig)
+        return sig
+
+    def _num_tokens(self, prepared) -> int:
+        if self.tokenization == "space":
+            return len(space_tokens(prepared))
+        if self.tokenization == "punctuation":
+            return len(punctuation_tokens(prepared))
+        return len(prepared)  # characters, or sentencepiece pieces
+
+    def _sign_short_texts_whole(self, prepared: list, sig: np.ndarray) -> None:
+        """``short_texts: whole``: give each text with 1 to ``window_size - 1`` tokens (its
+        signature has no shingle: all values are the maximum) the signature of one shingle made
+        of all its tokens, in place."""
+        for i in np.flatnonzero((sig == MAX_HASH).all(axis=1)).tolist():
+            n = self._num_tokens(prepared[i])
+            if 0 < n < self.window_size:
+                whole = shingles(prepared[i], self.tokenization, n)
+                sig[i] = signatures([shingle_hashes(whole)], self._perm_a, self._perm_b)[0]
 
     def hash_inputs(self):
         return [self.text_key]
@@ -163,7 +206,17 @@ class DocumentMinhashDeduplicator(Deduplicator):
         return _Signatures(views, width)
 
     def _band_edges(self, sig: np.ndarray):
-        """(later, first) index pairs of documents equal in some band."""
+        """(later, first) index pairs of documents equal in some band (with ``short_texts: keep``,
+        none that touches a document without shingles)."""
+        later, first = self._all_band_edges(sig)
+        if self.short_texts == "keep":
+            alone = sig.without_shingles() if isinstance(sig, _Signatures) else (sig == MAX_HASH).all(axis=1)
+            if alone.any():
+                ok = ~(alone[later] | alone[first])
+                later, first = later[ok], first[ok]
+        return later, first
+
+    def _all_band_edges(self, sig: np.ndarray):
         n = len(sig)
         index = np.arange(n)
         later, first = [], []
@@ -212,6 +265,12 @@ class _Signatures:
 
     def __len__(self) -> int:
         return self.shape[0]
+
+    def without_shingles(self) -> np.ndarray:
+        """Per row, whether its signature is all maxima (a text without shingles)."""
+        if not self.blocks:
+            return np.zeros(0, dtype=bool)
+        return np.concatenate([(b == MAX_HASH).all(axis=1) for b in self.blocks])
 
     def __getitem__(self, key):
         rows, cols = key
