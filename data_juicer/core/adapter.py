@@ -1,10 +1,12 @@
 """The adapter: probe a small batch through the ops, then fuse, reorder and size the work.
 
 ``probe_small_batch`` runs the first samples (as many as about ``probe_budget_s`` CPU seconds
-allow, judged on a pilot of 50, between 200 and 1000) through each row-wise op in recipe order and
-records per op: CPU seconds per sample, throughput, selectivity (the share a filter keeps, measured
-on the same input for every filter of a run so they can be compared) and peak Python memory per
-sample. The results are logged and saved as ``probe.json`` in the job folder.
+allow, judged on a pilot of 32 that also pays each op's first-call costs such as loading a model,
+between 100 and 1000) through each row-wise op in recipe order and records per op: CPU seconds per
+sample, throughput, selectivity (the share a filter keeps, measured on the same input for every
+filter of a run so they can be compared) and peak Python memory per sample (``tracemalloc``, on the
+pilot's rows only: it slows the code it watches). The results are logged and saved as
+``probe.json`` in the job folder.
 
 ``optimize`` (``op_fusion: true``):
   * filters of a run that share an intermediate value (words, lines...) become one
@@ -78,10 +80,11 @@ def _kind(op: OP) -> str:
 class Adapter:
     def __init__(self, cfg: dict, job_dir: Optional[str] = None, probe_samples: int = 1000,
                  memory_probe_samples: int = 100, target_seconds: float = 2.0, batch_memory_mb: float = 512.0,
-                 probe_budget_s: float = 0.5, min_probe_samples: int = 200, pilot_samples: int = 50):
+                 probe_budget_s: float = 0.3, min_probe_samples: int = 100, pilot_samples: int = 32):
         self.cfg = cfg
         self.job_dir = job_dir
         self.probe_samples = probe_samples
+        # the memory probe runs on the first rows the op sees, at most this many and no more than the pilot
         self.memory_probe_samples = memory_probe_samples
         self.target_seconds = target_seconds
         self.batch_memory_mb = batch_memory_mb
@@ -182,7 +185,7 @@ class Adapter:
         return batch if n >= n_all else {k: v[:n] for k, v in batch.items()}
 
     def _peak_bytes_per_sample(self, op: OP, batch: dict[str, list]) -> float:
-        n = min(self.memory_probe_samples, batch_len(batch))
+        n = min(self.memory_probe_samples, self.pilot_samples, batch_len(batch))
         if not n:
             return 0.0
         small = _copy_batch({k: v[:n] for k, v in batch.items()})

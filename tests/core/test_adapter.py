@@ -202,6 +202,6 @@ def test_probe_size_follows_its_cpu_budget():
     rows = [{"id": i, "text": f"text {i} " * 20} for i in range(1000)]
     ops = [OPERATORS.get("words_num_filter")(min_num=1), OPERATORS.get("text_length_filter")(min_len=1)]
     tight = Adapter({}, probe_budget_s=1e-9).probe_small_batch(datasets.Dataset.from_list(rows), ops)
-    assert [p.samples_in for p in tight] == [200, 200]  # the floor
+    assert [p.samples_in for p in tight] == [100, 100]  # the floor
     roomy = Adapter({}, probe_budget_s=1e9).probe_small_batch(datasets.Dataset.from_list(rows), ops)
     assert [p.samples_in for p in roomy] == [1000, 1000]  # the ceiling (probe_samples)
