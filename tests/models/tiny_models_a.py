@@ -78,7 +78,7 @@ def tiny_video_blip(folder, seed: int = 0) -> str:
                         "num_hidden_layers": 2, "num_attention_heads": 2, "encoder_hidden_size": 32,
                         "max_position_embeddings": 64},
         text_config={"model_type": "opt", "vocab_size": len(tok), "hidden_size": 32, "ffn_dim": 37,
-                     "num_hidden_layers": 2, "num_attention_heads": 2, "max_position_embeddings": 128,
+                     "num_hidden_layers": 2, "num_attention_heads": 2, "max_position_embeddings": 256,
                      "word_embed_proj_dim": 32, "bos_token_id": tok.cls_token_id, "eos_token_id": tok.sep_token_id,
                      "pad_token_id": tok.pad_token_id},
         num_query_tokens=4, image_token_index=image_id)
