@@ -32,6 +32,13 @@ class Stage:
     ops: list[OP]  # a run of row-wise ops, or one dataset-level op
     row_wise: bool
     dedup: Optional[Deduplicator] = None  # row-wise run that ends with this dedup's hashing
+    # with merged hashing, every dedup whose hashing ends this run (``dedup`` is the first of them);
+    # their dataset-level stages follow this one, in this order
+    dedups: tuple = ()
+
+    def __post_init__(self):
+        if self.dedup is not None and not self.dedups:
+            self.dedups = (self.dedup,)
 
     @property
     def label(self) -> str:
@@ -39,19 +46,43 @@ class Stage:
 
     @property
     def recipe_ops(self) -> int:
-        """Recipe entries this stage completes (a hashing pass completes none: its dedup does)."""
+        """Recipe entries this stage completes (a hashing pass completes none: its dedups do)."""
         if not self.row_wise:
             return 1
-        return sum(op.recipe_ops for op in self.ops if op is not self.dedup)
+        return sum(op.recipe_ops for op in self.ops if not any(op is d for d in self.dedups))
 
 
-def plan_stages(ops: list[OP]) -> list[Stage]:
+# deduplicators whose ``process`` only drops rows (never changes the ones it keeps), so the hashes of
+# the dedups right after them can be computed before they run, on rows that they may still drop
+ROW_DROPPING_DEDUPS = frozenset({"document_deduplicator", "document_minhash_deduplicator",
+                                 "document_simhash_deduplicator"})
+
+
+def _only_drops_rows(op: OP) -> bool:
+    return getattr(op, "name", None) in ROW_DROPPING_DEDUPS
+
+
+def plan_stages(ops: list[OP], merge_hashing: bool = False) -> list[Stage]:
+    """Stages of ``ops``. With ``merge_hashing``, a run of consecutive deduplicators is hashed in one
+    pass (the row-wise run before them, if any, ends with all their hashings), then deduplicated one
+    after the other: a dedup that only drops rows (``ROW_DROPPING_DEDUPS``) leaves the other rows as
+    they were, so the next one's hashes of its survivors are the same whether computed before or after
+    it. The later dedups then hash a few rows that an earlier one drops, and one pass over the data
+    (read, convert, write) is saved per merged dedup."""
     stages: list[Stage] = []
     run: list[OP] = []
-    for op in ops:
+    i = 0
+    while i < len(ops):
+        op = ops[i]
+        i += 1
         if isinstance(op, Deduplicator):
-            stages.append(Stage(run + [op], row_wise=True, dedup=op))
-            stages.append(Stage([op], row_wise=False))
+            group = [op]
+            while (merge_hashing and i < len(ops) and isinstance(ops[i], Deduplicator)
+                   and _only_drops_rows(group[-1])):
+                group.append(ops[i])
+                i += 1
+            stages.append(Stage(run + group, row_wise=True, dedup=op, dedups=tuple(group)))
+            stages.extend(Stage([d], row_wise=False) for d in group)
             run = []
         elif op.is_row_wise:
             run.append(op)
@@ -122,7 +153,13 @@ class Executor:
         return ops
 
     def plan(self, ops: list[OP]) -> list[Stage]:
-        return plan_stages(ops)
+        return plan_stages(ops, merge_hashing=self._merge_hashing())
+
+    def _merge_hashing(self) -> bool:
+        """Hash consecutive deduplicators in one pass (``plan_stages``): where the backend keeps the
+        hashes of the later ones through the earlier ones' row selection, and not with checkpoints
+        (a checkpoint between two merged dedups would have to hold the later ones' hashes)."""
+        return bool(getattr(self.backend, "merges_hashing", False)) and not self.cfg["use_checkpoint"]
 
     def _start(self, ckpt, n_ops: int):
         """(dataset, number of recipe ops already applied): from a checkpoint, or loaded."""
@@ -141,7 +178,7 @@ class Executor:
             stage = stages[i]
             n_new = stage.recipe_ops
             # a hashing pass belongs to its dedup: skip it only when that dedup is done too
-            if done + n_new + (1 if stage.row_wise and stage.dedup else 0) <= skip:
+            if done + n_new + (len(stage.dedups) if stage.row_wise else 0) <= skip:
                 done += n_new
                 i += 1
                 continue
@@ -244,14 +281,20 @@ class Executor:
     def _hash_only_columns(self, stage: Stage, ds) -> Optional[list]:
         """The columns a pass reads when it is only a deduplicator's hashing of known inputs
         (the backend then keeps or drops the hashes without rewriting every column)."""
-        op = stage.dedup
-        if op is None or stage.ops != [op] or self.cfg["keep_hashes_in_res_ds"] or self.tracer is not None:
+        dedups = list(stage.dedups)
+        if (not dedups or len(stage.ops) != len(dedups) or any(a is not b for a, b in zip(stage.ops, dedups))
+                or self.cfg["keep_hashes_in_res_ds"] or self.tracer is not None):
             return None
-        cols = op.hash_inputs()
-        if not cols or self.backend.num_rows(ds) == 0:
+        cols: list = []
+        for op in dedups:
+            inputs = op.hash_inputs()
+            if not inputs:
+                return None
+            cols.extend(c for c in inputs if c not in cols)
+        if self.backend.num_rows(ds) == 0:
             return None
         names = ds.column_names
-        return list(cols) if all(c in names for c in cols) else None
+        return cols if all(c in names for c in cols) else None
 
     # -- plan: the adapter -----------------------------------------------------------------
     def _adapt(self, ops: list[OP], ds, skip: int) -> list[OP]:

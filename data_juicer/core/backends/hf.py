@@ -22,10 +22,15 @@ _ORDER = "__dj__lineage_order__"  # a streamed row's input index, through the pa
 class HFBackend(Backend):
     name = "default"
 
+    # consecutive deduplicators hash in one pass (executor.plan_stages): the later ones' hashes travel
+    # through the earlier ones' row selection, in the dataset or beside it (``_pending_extra``)
+    merges_hashing = True
+
     def __init__(self, recipe, job):
         super().__init__(recipe, job)
         self.np = max(1, min(self.cfg["np"], os.cpu_count() or 1))
         self._pending_extra = None  # hashes kept beside the data by a hashing-only pass, for the dedup after it
+        self._extra_uses = 0  # how many dedups (in a row) the pending hashes are for
 
     @property
     def workers(self) -> int:
@@ -89,7 +94,7 @@ class HFBackend(Backend):
         import pyarrow.compute as pc
 
         if hash_only:
-            out = self._hash_only(stage.dedup, ds, hash_only)
+            out = self._hash_only(list(stage.dedups), ds, hash_only)
             if out is not None:
                 return out
         num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
@@ -153,22 +158,28 @@ class HFBackend(Backend):
             self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in rows)
             logger.warning(f"[{stage.label}] {len(rows)} samples failed and went to {self.ledger.path}")
 
-    def _hash_only(self, op: Deduplicator, ds, cols: list):
-        """Read just the hash inputs and keep the hashes beside the data for the dedup (no rewrite
-        of every column). None when the shortcut fails (then the normal pass isolates the failure)."""
+    def _hash_only(self, ops: list, ds, cols: list):
+        """Read just the hash inputs and keep the hashes beside the data for the dedups (no rewrite
+        of every column); with merged hashing, ``ops`` are consecutive dedups hashed in this one pass.
+        None when the shortcut fails (then the normal pass isolates the failure)."""
 
         def hash_batch(samples):
-            out = op.compute_hash(dict(samples))
+            out = dict(samples)
+            for op in ops:
+                out = op.compute_hash(out)
             return {k: v for k, v in out.items() if k not in cols}
 
-        num_proc = self.np if self.np > 1 and ds.num_rows > op.batch_size else None
+        batch_size = min(op.batch_size for op in ops)
+        names = " + ".join(op.name for op in ops)
+        num_proc = self.np if self.np > 1 and ds.num_rows > batch_size else None
         try:
-            hashes = ds.select_columns(cols).map(hash_batch, batched=True, batch_size=op.batch_size,
-                                                 num_proc=num_proc, remove_columns=cols, desc=f"{op.name} (hashing)")
+            hashes = ds.select_columns(cols).map(hash_batch, batched=True, batch_size=batch_size,
+                                                 num_proc=num_proc, remove_columns=cols, desc=f"{names} (hashing)")
         except Exception as e:
-            logger.info(f"[{op.name}] hashing shortcut not used ({type(e).__name__}: {e})")
+            logger.info(f"[{names}] hashing shortcut not used ({type(e).__name__}: {e})")
             return None
         self._pending_extra = {c: hashes.data.column(c) for c in hashes.column_names}
+        self._extra_uses = len(ops)
         return ds
 
     def _cache_kwargs(self, stage, ds, run) -> dict:
@@ -197,12 +208,17 @@ class HFBackend(Backend):
 
     def run_global(self, op, ds, show_num: int = 0):
         wrapped = DJDataset(ds, self._pending_extra, ledger=self.ledger)
-        self._pending_extra = None
+        uses, self._pending_extra, self._extra_uses = self._extra_uses, None, 0
         pairs = None
         if isinstance(op, Deduplicator):
             result, pairs = op.process(wrapped, show_num=show_num)
         else:
             result = op.process(wrapped)
+        if uses > 1 and isinstance(result, DJDataset):
+            # merged hashing: the next dedups' hashes, taken along with the rows this one kept
+            extra = getattr(result, "_extra", None)
+            if extra:
+                self._pending_extra, self._extra_uses = dict(extra), uses - 1
         return (result.hf if isinstance(result, DJDataset) else result), pairs
 
     can_stream = True
@@ -213,7 +229,7 @@ class HFBackend(Backend):
         from data_juicer.utils.batch import iter_rows, rows_to_batch
 
         wrapped = DJDataset(ds, self._pending_extra, ledger=self.ledger)
-        self._pending_extra = None
+        self._pending_extra, self._extra_uses = None, 0
         kept, bad, n_mid, unordered = [], [], 0, 0
         for burst in op.iter_bursts(wrapped):
             todo = [(i, r) for i, rows in burst for r in rows]
