@@ -96,7 +96,7 @@ def build_yoloe(folder: str, name: str = "yoloe-11l-seg.pt", seed: int = 0, std:
             mask = (tokens > 0).float().unsqueeze(-1)
             feats = (self.emb[tokens] * mask).sum(1) / mask.sum(1).clamp(min=1.0)
             out = feats @ self.proj
-            return out / out.norm(dim=-1, keepdim=True)
+            return out / torch.sqrt((out * out).sum(-1, keepdim=True))
 
     torch.jit.script(Text()).save(os.path.join(folder, "mobileclip_blt.ts"))
     return path
