@@ -59,8 +59,9 @@ class WordsNumFilter(Filter):
         # lower-cases them instead of splitting and stripping the text again)
         stripped_key = (stripped_words_context_key(self.model_key, self.text_key)
                         if contexts is not None and self.model_key is None else None)
+        texts = samples[self.text_key] if self.model_key is None else None  # plain split: words of the text
         for i, words in zip(todo, all_words):
-            stripped = refine_words(words)
+            stripped = refine_words(words, text=texts[i] if texts is not None else None)
             stats[i][key] = len(stripped)
             if stripped_key is not None:
                 contexts[i][stripped_key] = stripped

@@ -39,3 +39,20 @@ def test_word_filters_share_stripped_words_with_the_same_stats():
         [r["__dj__stats__"]["word_rep_ratio"] for r in alone]
     assert [r["__dj__stats__"]["num_words"] for r in both] == [9, 5, 2, 0]
     assert both[0]["__dj__stats__"]["word_rep_ratio"] == 0.5
+
+
+def test_refine_words_with_the_text_strips_the_same_words():
+    # with the text given, str.strip of the special characters it holds; the same words as the
+    # character-by-character strip of the full set
+    text = "«Hello», — x1 ...  42 naïve! 😀ok😀 (a)"
+    assert refine_words(split_words(text), text=text) == ["Hello", "x", "naïve", "ok", "a"]
+    assert refine_words(split_words("plain words, only ASCII!"), text="plain words, only ASCII!") == \
+        ["plain", "words", "only", "ASCII"]
+    assert refine_words([], text="") == []
+    assert refine_words(["...", "!!"], text="... !!") == []
+    pieces = list("aZé .,!?'\"()-\n\t\u00a0\u3000中😀«»—–•©®°±½0123456789") + ["Hello", "WORLD", "ΑΣπ", "ﬁ", "\ud800"]
+    rng = random.Random(11)
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
+        words = split_words(text)
+        assert refine_words(words, text=text) == refine_words(words), repr(text)
