@@ -18,7 +18,6 @@ import logging
 import os
 import re
 import sys
-from typing import Optional
 
 from loguru import logger
 
@@ -39,7 +38,7 @@ def needs_actor(op: OP) -> bool:
                 or op.ray_execution_mode == "actor")
 
 
-def _memory_bytes(value) -> Optional[float]:
+def _memory_bytes(value) -> float | None:
     if value is None:
         return None
     if isinstance(value, (int, float)):
@@ -69,9 +68,8 @@ def stage_resources(ops) -> dict:
 # -- block-level steps (Ray tasks) -------------------------------------------------------------
 def _split_errors(table):
     """(rows without a failure, the failed rows as ledger records) of one block."""
-    import pyarrow.compute as pc
-
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     if Fields.error not in table.column_names:
         return table, []
@@ -108,16 +106,66 @@ def _streamed_chunk(run: FusedRun, table):
 
 
 class _FusedBatchFn:
-    """``FusedRun`` on an Arrow batch (tasks; or an actor, built once, so a model stays loaded)."""
+    """``FusedRun`` on an Arrow batch (tasks; or an actor, built once, so a model stays loaded).
 
-    def __init__(self, run: FusedRun):
+    With ``ledger_dir``, the batch's failed rows are split off here, in the worker, and written
+    as a ledger part file of their own (``<first row id>-<random>.jsonl``, in the job ledger's
+    format): the failed samples never travel through the object store or the driver, which only
+    appends the finished parts to the job's ledger, a line at a time."""
+
+    def __init__(self, run: FusedRun, ledger_dir: str | None = None, id_keys: tuple = ("id",)):
         self.run = run
+        self.ledger_dir = ledger_dir
+        self.id_keys = tuple(id_keys)
 
     def __call__(self, table):
-        return _run_fused(self.run, table)
+        out = _run_fused(self.run, table)
+        if self.ledger_dir is None:
+            return out
+        out, records = _split_errors(out)
+        if records:
+            _write_ledger_part(self.ledger_dir, records, self.id_keys)
+        return out
 
 
-def _op_error_from(exc: BaseException) -> Optional[OpError]:
+def _write_ledger_part(folder: str, records: list, id_keys) -> None:
+    """One batch's failed rows as a ledger part (named by the first row id, so parts sort in order)."""
+    import uuid
+
+    from data_juicer.core.ledger import ErrorLedger
+
+    ids = [r["sample"].get(ID) for r in records if isinstance(r.get("sample"), dict)]
+    first = min((i for i in ids if isinstance(i, int)), default=0)
+    name = f"{first:012d}-{uuid.uuid4().hex[:8]}"
+    tmp = os.path.join(folder, f".{name}.tmp")
+    ErrorLedger(tmp, id_keys).record(records)
+    os.replace(tmp, os.path.join(folder, f"{name}.jsonl"))  # only whole parts carry the .jsonl name
+
+
+def absorb_ledger_parts(ledger, folder: str) -> int:
+    """Append the ledger parts of ``folder`` to the job's ``ledger`` in row order, streaming (a line
+    at a time), count them per op as ``ErrorLedger.record`` does, and remove the folder."""
+    import shutil
+
+    n = 0
+    try:
+        names = sorted(f for f in os.listdir(folder) if f.endswith(".jsonl"))
+    except FileNotFoundError:
+        return 0
+    if names:
+        os.makedirs(os.path.dirname(ledger.path) or ".", exist_ok=True)
+        with open(ledger.path, "ab") as out:
+            for name in names:
+                with open(os.path.join(folder, name), "rb") as f:
+                    for line in f:
+                        out.write(line)
+                        ledger.counts[json.loads(line).get("op", "?")] += 1
+                        n += 1
+    shutil.rmtree(folder, ignore_errors=True)
+    return n
+
+
+def _op_error_from(exc: BaseException) -> OpError | None:
     """The ``OpError`` a worker raised, rebuilt from the text Ray passes back."""
     m = _FATAL.search(str(exc))
     if not m:
@@ -197,8 +245,7 @@ class RayBackend(Backend):
         return max(1, min(rows, max(4 * self._num_cpus, -(-rows // 20000))))
 
     def load(self) -> RayDataset:
-        from data_juicer.core.loader import (DataLoadError, check_jsonl_files, format_of, list_files,
-                                             parse_dataset_path)
+        from data_juicer.core.loader import DataLoadError, format_of, list_files, parse_dataset_path
 
         cfg = self.cfg
         native = None
@@ -228,7 +275,7 @@ class RayBackend(Backend):
         path, files, fmt = native
         try:
             if fmt == "json":  # bad rows: file and line, before Ray Data fails with a misleading error
-                check_jsonl_files(files, self.recipe.text_key)
+                self._check_jsonl(files)
             raw = self._read_native(files, fmt)
             return self._prepare(raw, path)
         except DataLoadError:
@@ -246,6 +293,21 @@ class RayBackend(Backend):
             raise DataLoadError(f"could not read {fmt} data from {files[0]}"
                                 f"{f' (+{len(files) - 1} more files)' if len(files) > 1 else ''} with Ray: "
                                 f"{type(e).__name__}: {e}") from e
+
+    def _check_jsonl(self, files: list[str]) -> None:
+        """``check_jsonl_files`` in a Ray task, not on the driver: the files are parsed (streamed) in
+        the cluster, so the driver neither spends the CPU of a whole extra JSON parse nor its memory."""
+        import ray
+
+        from data_juicer.core.loader import check_jsonl_files
+
+        try:
+            ray.get(remote(check_jsonl_files).remote([os.path.abspath(f) for f in files], self.recipe.text_key))
+        except ray.exceptions.RayTaskError as e:
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, Exception):
+                raise cause from None
+            raise
 
     def _read_native(self, files: list[str], fmt: str):
         import ray.data
@@ -311,12 +373,12 @@ class RayBackend(Backend):
         cols = [c for c in names if c in ds.column_names]
         return ds.arrow_table(cols) if cols else pa.table({})
 
-    def first_row(self, ds: RayDataset, exclude=()) -> Optional[dict]:
+    def first_row(self, ds: RayDataset, exclude=()) -> dict | None:
         rows = ds.rows([0]) if ds.num_rows else []
         return {k: v for k, v in rows[0].items() if k not in exclude} if rows else None
 
     # -- stages ---------------------------------------------------------------------------
-    def run_pass(self, stage, ds: RayDataset, run, batch_size: int, num_proc: int, hash_only: Optional[list]):
+    def run_pass(self, stage, ds: RayDataset, run, batch_size: int, num_proc: int, hash_only: list | None):
         import ray
 
         before = set(ds.column_names) if hash_only else None
@@ -330,31 +392,31 @@ class RayBackend(Backend):
             raise ConfigError(f"[{stage.label}] asks for num_gpus={res['num_gpus']} per worker, but the Ray cluster "
                               f"has {ray.cluster_resources().get('GPU', 0):g} GPUs; set num_gpus: 0 (and "
                               f"accelerator: cpu) or run on a cluster with GPUs")
+        import uuid
+
+        parts = os.path.join(self.job.dir, ".ledger-parts", uuid.uuid4().hex[:12])
+        os.makedirs(parts, exist_ok=True)
+        args = (run, parts, self.ledger.id_keys)
         if any(needs_actor(op) for op in stage.ops):
             procs = [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0]
             size = min(procs) if procs else max(1, int(self._num_cpus // res.get("num_cpus", 1)))
             if res.get("num_gpus"):
                 gpus_total = ray.cluster_resources().get("GPU", 0)
                 size = max(1, min(size, int(gpus_total // res["num_gpus"]) or 1))
-            out = src.map_batches(_FusedBatchFn, fn_constructor_args=(run,), concurrency=size, batch_size=batch_size,
+            out = src.map_batches(_FusedBatchFn, fn_constructor_args=args, concurrency=size, batch_size=batch_size,
                                   batch_format="pyarrow", zero_copy_batch=True, **res)
         else:
-            out = src.map_batches(_FusedBatchFn(run), batch_size=batch_size, batch_format="pyarrow",
+            out = src.map_batches(_FusedBatchFn(*args), batch_size=batch_size, batch_format="pyarrow",
                                   zero_copy_batch=True, scheduling_strategy="SPREAD", **res)
         try:
-            out_refs = list(out.materialize().to_arrow_refs())
+            good = list(out.materialize().to_arrow_refs())
         except Exception as e:
             err = _op_error_from(e)
             if err is not None:
                 raise err from None
             raise
-        split = remote(_split_errors, num_returns=2)
-        pairs = [split.remote(r) for r in out_refs]
-        good = [p[0] for p in pairs]
-        n_failed = 0
-        for records in ray.get([p[1] for p in pairs]):
-            if records:
-                n_failed += self.ledger.record(records)
+        finally:  # failed rows were written beside the job's ledger by the workers, per batch
+            n_failed = absorb_ledger_parts(self.ledger, parts)
         if n_failed:
             logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
         result = RayDataset.from_refs(good)
@@ -394,7 +456,6 @@ class RayBackend(Backend):
         op goes on; rows back in input order. A pass that needs an actor (a model) runs after the
         op instead, as usual (a model would load once per burst)."""
         import pyarrow.compute as pc
-
         import ray
 
         from data_juicer.core.ray_dataset import unify

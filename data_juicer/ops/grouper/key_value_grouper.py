@@ -59,3 +59,13 @@ class KeyValueGrouper(Grouper):
             else:
                 group.append(i)
         return group_rows(dataset, list(groups.values()))
+
+    def run_ray(self, ds):
+        """On Ray: group identities per block, a shuffle of Ray tasks by identity, the groups put
+        back in order of their first sample (the same rows as ``process``; nothing gathered on
+        the driver; see ``_ray_groups.py``)."""
+        from data_juicer.ops.grouper._ray_groups import group_by_keys
+
+        if ds.count() == 0:
+            return ds
+        return group_by_keys(ds, sorted(set(self.group_by_keys)))

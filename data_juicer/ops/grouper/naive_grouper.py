@@ -12,3 +12,11 @@ class NaiveGrouper(Grouper):
         if len(dataset) == 0:
             return dataset
         return group_rows(dataset, [range(len(dataset))])
+
+    def run_ray(self, ds):
+        """On Ray: the one batched row is built in a worker from the merged blocks, not on the driver."""
+        from data_juicer.ops.grouper._ray_groups import group_all
+
+        if ds.count() == 0:
+            return ds
+        return group_all(ds)

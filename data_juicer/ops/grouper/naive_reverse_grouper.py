@@ -36,3 +36,12 @@ class NaiveReverseGrouper(Grouper):
             with open(path, "w", encoding="utf-8") as f:
                 f.writelines(json.dumps(m, ensure_ascii=False) + "\n" for m in metas)
         return result
+
+    def run_ray(self, ds):
+        """On Ray: every block unbatched in the workers; the batch meta export written per block,
+        then its parts appended in order (nothing gathered on the driver)."""
+        from data_juicer.ops.grouper._ray_groups import ungroup
+
+        if ds.count() == 0:
+            return ds
+        return ungroup(ds, self.batch_meta_export_path)
