@@ -20,7 +20,7 @@ _BLOCK = re.compile(r"```(?:sh|bash|shell|console)\n(.*?)```", re.S)
 
 
 def _commands():
-    out = []
+    out, seen = [], set()
     for doc in DOCS:
         path = os.path.join(ROOT, doc)
         if not os.path.exists(path):
@@ -31,7 +31,8 @@ def _commands():
                 if not line or line.startswith("#"):
                     continue
                 for part in (p.strip() for p in line.split("&&")):
-                    if part and not part.startswith(NOT_RERUN):
+                    if part and not part.startswith(NOT_RERUN) and part not in seen:
+                        seen.add(part)  # a command several docs give is run once, under the first doc naming it
                         out.append((doc, part))
     return out
 
