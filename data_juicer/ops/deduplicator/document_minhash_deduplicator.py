@@ -18,6 +18,11 @@ from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import HashKeys
 
 
+# ``simplify``: numbers, and runs of punctuation / symbols / white space
+_NUMBERS = regex.compile(r"\p{Nd}+(?:[.,]\p{Nd}+)?")
+_SEPARATORS = regex.compile(r"[\p{P}\p{S}\s]+")
+
+
 @OPERATORS.register_module("document_minhash_deduplicator")
 class DocumentMinhashDeduplicator(Deduplicator):
     """Removes near-duplicate documents with MinHash LSH.
@@ -36,12 +41,15 @@ class DocumentMinhashDeduplicator(Deduplicator):
     only what happens to texts with fewer than ``window_size`` tokens: with ``whole`` such a
     text is one shingle of all its tokens, so it is a duplicate only of texts with the same
     tokens; with ``keep`` it is never removed (as datatrove does). Either avoids removing every
-    short text but one as a single cluster; see benchmarks/peers/README.md for the effect on
-    precision and recall.
+    short text but one as a single cluster. ``simplify`` (ours, off by default) normalises texts
+    before tokenizing, close to datatrove's ``simplify_text``: runs of digits become ``0``, runs
+    of punctuation, symbols and white space (line breaks included) one space, so copies that
+    differ in punctuation or line breaks share more shingles. See benchmarks/peers/README.md for
+    the effect of both on precision and recall.
     """
 
     # parameters of ours beyond Data-Juicer's (their defaults keep Data-Juicer's output)
-    extension_params = ("short_texts",)
+    extension_params = ("short_texts", "simplify")
     SHORT_TEXTS = ("shared", "whole", "keep")
 
     @classmethod
@@ -60,6 +68,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
         num_rows_per_band: Optional[PositiveInt] = None,
         tokenizer_model: Optional[str] = None,
         short_texts: str = "shared",
+        simplify: bool = False,
         **kwargs,
     ):
         """
@@ -85,12 +94,17 @@ class DocumentMinhashDeduplicator(Deduplicator):
             one cluster), ``whole`` (such a text is a single shingle of all its tokens, so only
             texts with the same tokens are duplicates; empty texts still share one signature),
             or ``keep`` (they are never removed). Ours, not a Data-Juicer parameter.
+        :param simplify: before tokenizing (after ``lowercase`` and ``ignore_pattern``), replace
+            runs of digits (with a decimal part) by ``0`` and runs of punctuation, symbols and
+            white space by one space, and strip the ends (close to datatrove's
+            ``simplify_text``; diacritics are kept). Ours, not a Data-Juicer parameter.
         """
         super().__init__(**kwargs)
         if short_texts not in self.SHORT_TEXTS:
             raise ValueError(f"{self.name}: unknown short_texts '{short_texts}'; "
                              f"use one of {', '.join(self.SHORT_TEXTS)}")
         self.short_texts = short_texts
+        self.simplify = simplify
         if tokenization not in TOKENIZATIONS:
             raise ValueError(f"{self.name}: unknown tokenization '{tokenization}'; "
                              f"use one of {', '.join(TOKENIZATIONS)}")
@@ -132,6 +146,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
             texts = [t.lower() for t in texts]
         if self._ignore is not None:
             texts = [self._ignore.sub("", t) for t in texts]
+        if self.simplify:
+            texts = [_SEPARATORS.sub(" ", _NUMBERS.sub("0", t)).strip(" ") for t in texts]
         if self.tokenization == "sentencepiece":
             texts = load_sentencepiece("", self._sp_path, self.name).encode(texts, out_type=str, num_threads=1)
         return texts

@@ -88,3 +88,20 @@ def test_compiled_and_numpy_paths_agree(monkeypatch):
 def test_unknown_value_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown short_texts 'drop'"):
         OPERATORS.get("document_minhash_deduplicator")(short_texts="drop")
+
+
+# ---- simplify (ours): datatrove-like normalisation before tokenizing
+def test_simplify_normalises_numbers_punctuation_and_line_breaks():
+    op = OPERATORS.get("document_minhash_deduplicator")(simplify=True)
+    assert op._prepared(["Hello, World!\n\nIt costs 3.50 $ -- or 12,000...  ok", " \n "]) == [
+        "hello world it costs 0 or 0 ok", ""]
+    assert OPERATORS.get("document_minhash_deduplicator")()._prepared(["A, b\nc"]) == ["a, b\nc"]  # default: off
+
+
+def test_simplify_finds_copies_that_differ_in_punctuation_and_lines():
+    base = "the quick brown fox jumps over the lazy dog and then runs far away into the woods"
+    texts = [base, base.replace(" and ", ",\nand ").replace("woods", "woods!!"), "ten 10 20 30 40 50 60 70 80",
+             "ten 11 21 31 41 51 61 71 81"]
+    assert kept(texts) == [0, 1, 2, 3]
+    # with simplify, 1 is 0 and 3 is 2 (all numbers are 0)
+    assert kept(texts, simplify=True) == [0, 2]
