@@ -91,7 +91,26 @@ def tiny_video_blip(folder, seed: int = 0) -> str:
     return _save(model, proc, folder)
 
 
+def tiny_clip_long(folder, seed: int = 0) -> str:
+    """A CLIPModel like ``vision_tiny_models.tiny_clip`` whose text tower takes 256 tokens (for
+    embedding whole MLLM answers)."""
+    from transformers import CLIPConfig, CLIPModel
+
+    from tests.models.vision_tiny_models import _clip_processor
+
+    proc = _clip_processor(folder)
+    tok = proc.tokenizer
+    cfg = CLIPConfig(
+        text_config={"vocab_size": len(tok), "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "max_position_embeddings": 256,
+                     "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id,
+                     "pad_token_id": tok.pad_token_id},
+        vision_config=_vision_config(), projection_dim=16)
+    return _save(_fill(CLIPModel(cfg), seed), proc, folder)
+
+
 BUILDERS = {
+    "tiny/clip-long": lambda f: tiny_clip_long(f),
     "google/owlvit-base-patch32": lambda f: tiny_owlvit(f),
     "kpyu/video-blip-opt-2.7b-ego4d": lambda f: tiny_video_blip(f),
 }
