@@ -211,11 +211,17 @@ def draw_correlation(corr, path: str) -> Optional[str]:
         return None
     n = len(corr.columns)
     size = max(5.0, 0.9 * n + 3)
-    fig = _figure((size + 1.5, size), layout="constrained")
+    # fixed margins sized from the longest stat name (~7.5 px a character at 10 pt), not a constrained
+    # layout: that one lays the figure out in an extra draw pass, a third of the figure's cost
+    label_px = 7.5 * max(len(str(c)) for c in corr.columns) + 24
+    width_px, height_px = (size + 1.5) * DPI, size * DPI
+    fig = _figure((size + 1.5, size), margins={"left": min(0.45, label_px / width_px), "right": 1 - 110 / width_px,
+                                               "top": 1 - min(0.4, (0.6 * label_px + 14) / height_px),
+                                               "bottom": 0.02})
     ax = fig.add_subplot()
     values = corr.to_numpy(dtype=float)
     im = ax.imshow(values, cmap="YlGn", vmin=-1, vmax=1)
-    fig.colorbar(im, ax=ax, label="correlation coefficient")
+    fig.colorbar(im, ax=ax, label="correlation coefficient", fraction=0.05, pad=0.03)
     ax.set_xticks(range(n), corr.columns, rotation=-35, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(n), corr.index)
     ax.tick_params(top=True, bottom=False, labeltop=True, labelbottom=False)

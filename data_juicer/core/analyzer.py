@@ -13,7 +13,6 @@ the recipe, and what each filter threshold would drop (decided by the filter's `
 """
 
 import os
-import shutil
 import sys
 import time
 from typing import Optional, Sequence, Union
@@ -69,7 +68,6 @@ class StatsOnly(OP):
         n = len(next(iter(samples.values()))) if samples else 0
         stats = samples.get(Fields.stats)
         samples[Fields.stats] = [{} for _ in range(n)] if stats is None else [s or {} for s in stats]
-        context = Fields.context in samples
         for f in self.filters:
             try:
                 out = f.score_batch(samples)
@@ -100,6 +98,28 @@ def auto_filters() -> list[Filter]:
         except Exception as e:  # defaults that need a model or a field: skip in auto mode
             logger.debug(f"auto analysis skips {name}: {e}")
     return ops
+
+
+_WARM_TEXTS = ("Warm up the filters with a text of more than sixty-four characters, twice over. " * 3,
+               "A second text, so that batch paths (more than one long text) run too. " * 3)
+
+
+def warm_up(filters: Sequence[Filter]) -> None:
+    """Score two synthetic texts with each text filter here, before the pass forks its workers, so
+    what the filters load on first use (compiled kernels, e.g. numba's, lazy imports) is loaded once
+    and shared by the forked workers instead of once in each. Failures are ignored: the pass itself
+    reports them on the real data."""
+    for f in filters:
+        key = getattr(f, "text_key", None)
+        if f.modality != "text" or not key:
+            continue
+        batch = {key: list(_WARM_TEXTS), Fields.stats: [{} for _ in _WARM_TEXTS]}
+        if f.uses:
+            batch[Fields.context] = [{} for _ in _WARM_TEXTS]
+        try:
+            f.score_batch(batch)
+        except Exception as e:  # noqa: BLE001 - only a warm-up
+            logger.debug(f"warm-up of {f.name} skipped: {type(e).__name__}: {e}")
 
 
 def overall(stats_rows: list[dict], percentiles: list[float]):
@@ -175,6 +195,8 @@ class Analyzer(Executor):
         if self.auto and self.auto_num:
             ds = self.backend.first(ds, self.auto_num)
         stages = self.plan(ops)
+        if ops and self.backend.name == "default" and self.np > 1:
+            warm_up(ops)  # the pass forks its workers from here
         t = time.time()
         reports = {id(op): OpReport(op.name) for s in stages for op in s.ops}
         ds = self._execute(stages, ds, reports)
