@@ -32,8 +32,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "text_pipeline"))
 
-import benchlib as bl  # noqa: E402
-from make_corpus import DEFAULT_OUT, corpus_path, make_corpus  # noqa: E402
+import benchlib as bl
+from make_corpus import DEFAULT_OUT, corpus_path, make_corpus
 
 WORK = HERE / "work"
 
@@ -126,37 +126,168 @@ def same_output(a: str, b: str) -> bool:
         filecmp.cmp(pa / n, pb / n, shallow=False) for n in names)
 
 
-MEMORY_RECIPE = {"project_name": "ray-memory", "executor_type": "ray", "np": 2,
+MEMORY_RECIPE = {"project_name": "ray-memory", "np": 2,
                  "process": [{"whitespace_normalization_mapper": None}, {"clean_email_mapper": None},
-                             {"text_length_filter": {"min_len": 20}}, {"words_num_filter": {"min_num": 4}},
+                             {"text_length_filter": {"min_len": 20}},
                              {"special_characters_filter": {"max_ratio": 0.5}}]}
 
+_WORDS = (["data", "juicer", "ray", "block", "driver", "memory", "stream", "write", "export", "filter", "mapper", "sample", "text", "the", "of", "and", "a", "to", "in", "is", "it", "that", "for", "on", "with", "as", "by", "from", "this", "we", "can", "be", "are", "was", "not", "or"])
 
-def short_docs(path: Path, n: int) -> Path:
-    """``n`` short documents (about 120 bytes each), deterministic."""
-    if path.exists():
+
+def sized_corpus(path: Path, target_mb: float, doc_bytes: int = 2000, seed: int = 7) -> Path:
+    """A deterministic JSON Lines corpus of about ``target_mb`` MB: documents of about ``doc_bytes``
+    bytes (512 distinct bodies of 0.2x-1.8x that size, each with its own id, number and e-mail),
+    every 13th one too short for ``text_length_filter`` and every 17th mostly special characters
+    (dropped by ``special_characters_filter``). Written once, then reused."""
+    import random
+
+    if path.exists() and path.stat().st_size >= target_mb * 2**20:
         return path
-    words = ("data juicer ray block driver memory stream write export filter mapper sample text the of and a "
-             "to in is it that for on").split()
-    with open(path, "w", encoding="utf-8") as f:
-        for i in range(n):
-            body = " ".join(words[(i * 7 + j * 3) % len(words)] for j in range(8 + i % 17))
-            f.write(json.dumps({"id": i, "text": f"Document {i}: {body}. Contact a{i}@x.org"}) + "\n")
+    rng = random.Random(seed)
+    bodies = []
+    for _ in range(512):
+        n = max(8, int(doc_bytes * rng.uniform(0.2, 1.8) / 6))
+        bodies.append(" ".join(rng.choice(_WORDS) for _ in range(n)))
+    limit = int(target_mb * 2**20)
+    tmp = path.with_suffix(".tmp")
+    written, i = 0, 0
+    with open(tmp, "w", encoding="utf-8") as f:
+        while written < limit:
+            if i % 13 == 5:
+                text = f"tiny {i}"
+            elif i % 17 == 3:
+                text = f"{i} " + "#$%&*@!" * 40
+            else:
+                text = f"Document {i}:  {bodies[(i * 7919) % 512]}.  Contact a{i}@x.org\u3000for more."
+            line = json.dumps({"id": i, "text": text}, ensure_ascii=False) + "\n"
+            f.write(line)
+            written += len(line.encode("utf-8"))
+            i += 1
+    os.replace(tmp, path)
     return path
 
 
-def memory_runs(base_docs: int, factors: list[int], timeout: float, env: dict) -> list[dict]:
-    """The driver's peak RSS on Ray for corpora of base_docs x each factor (same recipe)."""
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(8 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def output_hashes(folder: Path) -> dict:
+    """sha256 of every exported .jsonl (result and _stats.jsonl) of a run folder."""
+    return {n: sha256_of(folder / n) for n in sorted(os.listdir(folder)) if n.endswith(".jsonl")}
+
+
+def _rss_parts(pid: int) -> tuple[int, int]:
+    """(RssAnon, RssFile + RssShmem) of a process, in bytes."""
+    anon = other = 0
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    anon = int(line.split()[1]) * 1024
+                elif line.startswith(("RssFile:", "RssShmem:")):
+                    other += int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return anon, other
+
+
+def run_limited(argv: list[str], log_path: Path, env: dict, timeout: float, limit_mb: float | None,
+                limit_on: str = "anon") -> dict:
+    """Run the driver ``argv`` under a memory limit: its memory is sampled every 0.1 s and the driver
+    is killed (the run fails, ``limit_exceeded``) as soon as it is above ``limit_mb``. ``limit_on``:
+    ``anon`` (RssAnon: what the process allocated, its heap; not the ~100 MB of file-backed pages of
+    the shared libraries it maps) or ``rss`` (all resident pages). The limit is on the driver process
+    alone; Ray's workers and object store are other processes."""
+    peak = peak_anon = 0
+    exceeded = False
+    with open(log_path, "w", encoding="utf-8") as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=log_path.parent)
+        driver = psutil.Process(proc.pid)
+        cpu = 0.0
+        while proc.poll() is None:
+            try:
+                rss = driver.memory_info().rss
+                t = driver.cpu_times()
+                cpu = t.user + t.system
+            except psutil.Error:
+                rss = 0
+            anon, _ = _rss_parts(proc.pid)
+            peak, peak_anon = max(peak, rss), max(peak_anon, anon)
+            if limit_mb and (anon if limit_on == "anon" else rss) > limit_mb * 2**20:
+                exceeded = True
+                proc.kill()
+                break
+            if time.perf_counter() - t0 > timeout:
+                proc.kill()
+                break
+            time.sleep(0.1)
+        rc = proc.wait()
+        wall = time.perf_counter() - t0
+    return {"rc": rc, "wall_s": round(wall, 2), "driver_cpu_s": round(cpu, 1), "driver_peak_mb": round(peak / 2**20, 1),
+            "driver_peak_anon_mb": round(peak_anon / 2**20, 1), "limit_exceeded": exceeded, "log": str(log_path)}
+
+
+def memory_runs(limit_mb: float, factors: list[float], timeout: float, env: dict, doc_bytes: int,
+                object_store_mb: int, keep: bool, limit_on: str = "anon", kinds=("ray", "default")) -> list[dict]:
+    """The Ray driver under a ``limit_mb`` memory limit on corpora of ``limit_mb`` x each factor MB
+    (so the largest is ``max(factors)`` times the limit), each compared with the default executor."""
+    from ray.cluster_utils import Cluster
+
     out = []
-    for k in factors:
-        corpus = short_docs(WORK / f"short_{base_docs * k}.jsonl", base_docs * k)
-        for kind in ("ray", "default"):
-            extra = {"executor_type": kind, "override_num_blocks": max(8, 2 * k)} if kind == "ray" else \
-                {"executor_type": kind}
-            r = run_one(f"mem_{kind}_{k}x", MEMORY_RECIPE, corpus, extra, timeout, env)
-            r.update(factor=k, docs=base_docs * k, corpus_mb=round(corpus.stat().st_size / 2**20, 1), kind=kind)
-            out.append(r)
-        r["equal"] = same_output(f"mem_ray_{k}x", f"mem_default_{k}x")
+    cluster = Cluster(initialize_head=True, connect=False,
+                      head_node_args={"num_cpus": 2, "include_dashboard": False,
+                                      "object_store_memory": object_store_mb * 2**20})
+    try:
+        cluster.wait_for_nodes()
+        for k in factors:
+            corpus = sized_corpus(WORK / f"corpus_{int(limit_mb * k)}mb.jsonl", limit_mb * k, doc_bytes)
+            hashes = {}
+            for kind in kinds:
+                name = f"mem_{kind}_{k:g}x"
+                d = WORK / name
+                if d.exists():
+                    shutil.rmtree(d)
+                d.mkdir(parents=True)
+                extra = {"executor_type": kind}
+                if kind == "ray":
+                    extra["ray_address"] = cluster.address
+                r = dict(MEMORY_RECIPE, dataset_path=str(corpus), export_path=str(d / "result.jsonl"),
+                         ds_cache_dir=str(d / "hf_cache"), **extra)
+                bl.dump_yaml(r, d / "recipe.yaml")
+                print(f"[memory] {name}: {corpus.stat().st_size / 2**20:.0f} MB corpus, driver limit "
+                      f"{limit_mb if kind == 'ray' else '-'} MB ...", flush=True)
+                res = run_limited(bl.ours_cmd() + ["--config", str(d / "recipe.yaml")], d / "run.log", env, timeout,
+                                  limit_mb if kind == "ray" else None, limit_on)
+                s = summary_of(d)
+                res.update(name=name, kind=kind, factor=k, corpus_mb=round(corpus.stat().st_size / 2**20, 1),
+                           rows_in=s.get("rows_in"), rows_out=s.get("rows_out"), executor_s=s.get("seconds"),
+                           errors=s.get("errors"))
+                if res["rc"] != 0:
+                    print(bl.log_tail(res["log"], 30), file=sys.stderr)
+                hashes[kind] = output_hashes(d) if res["rc"] == 0 else {}
+                res["outputs"] = hashes[kind]
+                shutil.rmtree(d / "hf_cache", ignore_errors=True)
+                print(f"[memory] {name}: rc={res['rc']} wall={res['wall_s']}s driver peak={res['driver_peak_mb']} MB "
+                      f"(anon {res['driver_peak_anon_mb']}) rows_out={res['rows_out']}", flush=True)
+                out.append(res)
+            if len(hashes) < 2:  # one executor only: compare later (``output_hashes`` of both folders)
+                continue
+            eq = bool(hashes["ray"]) and hashes["ray"] == hashes["default"]
+            for r in out[-2:]:
+                r["equal"] = eq
+            if not keep:  # the big outputs are compared; their hashes stay in the report
+                for kind in ("ray", "default"):
+                    for f in (WORK / f"mem_{kind}_{k:g}x").glob("*.jsonl"):
+                        f.unlink()
+    finally:
+        cluster.shutdown()
     return out
 
 
@@ -168,20 +299,44 @@ def main(argv=None) -> int:
     ap.add_argument("--scaling", action="store_true", help="also run 1 node x 1 CPU, 2 nodes x 1 CPU, 1 node x 2")
     ap.add_argument("--skip-compare", action="store_true", help="only the scaling table")
     ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--memory", type=int, default=0, metavar="N",
-                    help="only the driver-memory runs: N short documents at 1x, then 10x (Ray and default)")
+    ap.add_argument("--memory", type=float, nargs="?", const=192.0, default=0, metavar="LIMIT_MB",
+                    help="only the driver-memory runs: the Ray driver under a LIMIT_MB (default 192) memory "
+                         "limit, on corpora of LIMIT_MB x 1 and x 10 MB, each against the default executor")
+    ap.add_argument("--limit-on", choices=("anon", "rss"), default="anon",
+                    help="--memory: what the limit is on: the driver's anonymous memory (default) or its whole RSS")
+    ap.add_argument("--factors", default="1,10", help="--memory: corpus sizes, in multiples of the limit")
+    ap.add_argument("--doc-bytes", type=int, default=2000, help="--memory: mean document size")
+    ap.add_argument("--object-store-mb", type=int, default=1024,
+                    help="--memory: the Ray object store (beyond it, Ray spills blocks to disk)")
+    ap.add_argument("--keep", action="store_true", help="--memory: keep the exported files (else only their hashes)")
+    ap.add_argument("--kinds", default="ray,default", help="--memory: the executors to run (one alone: no comparison)")
+    ap.add_argument("--report", default="memory_report.json", help="--memory: report file name under work/")
     a = ap.parse_args(argv)
     if a.memory:
         env = dict(os.environ, RAY_AUTH_MODE="disabled", PYTHONUNBUFFERED="1")
         env.pop("RAY_ADDRESS", None)
         WORK.mkdir(exist_ok=True)
-        res = memory_runs(a.memory, [1, 10], a.timeout, env)
-        print(bl.fmt_table(["run", "docs", "corpus MB", "rc", "wall s", "driver peak MB", "docs/s (wall)"],
-                           [[r["name"], r["docs"], r["corpus_mb"], r["rc"], r["wall_s"], r["driver_peak_mb"],
-                             round(r["docs"] / r["wall_s"], 1)] for r in res]))
-        print("outputs equal (ray vs default):", [(r["factor"], r.get("equal")) for r in res if "equal" in r])
-        (WORK / "memory_report.json").write_text(json.dumps(res, indent=2))
-        return 0 if all(r["rc"] == 0 for r in res) else 1
+        factors = [float(x) for x in a.factors.split(",")]
+        res = memory_runs(a.memory, factors, a.timeout, env, a.doc_bytes, a.object_store_mb, a.keep, a.limit_on,
+                          tuple(a.kinds.split(",")))
+        print(bl.fmt_table(["run", "corpus MB", "docs in", "docs out", "rc", "wall s", "driver CPU s",
+                            "driver peak MB", "driver anon MB", "limit MB", "= default"],
+                           [[r["name"], r["corpus_mb"], r["rows_in"], r["rows_out"], r["rc"], r["wall_s"],
+                             r["driver_cpu_s"], r["driver_peak_mb"], r["driver_peak_anon_mb"],
+                             a.memory if r["kind"] == "ray" else "-", r.get("equal")] for r in res]))
+        ray_runs = [r for r in res if r["kind"] == "ray" and r["rc"] == 0]
+        if len(ray_runs) >= 2:
+            lo, hi = ray_runs[0], ray_runs[-1]
+            for key, what in (("driver_peak_mb", "RSS"), ("driver_peak_anon_mb", "anon")):
+                growth = hi[key] / lo[key] - 1
+                print(f"Ray driver peak {what} {lo[key]} MB at {lo['factor']:g}x -> {hi[key]} MB at "
+                      f"{hi['factor']:g}x ({growth:+.1%})")
+            print(f"largest corpus = {hi['corpus_mb'] / a.memory:.1f}x the {a.memory:g} MB limit (on {a.limit_on})")
+        (WORK / a.report).write_text(json.dumps(
+            {"limit_mb": a.memory, "limit_on": a.limit_on, "object_store_mb": a.object_store_mb, "doc_bytes": a.doc_bytes, "runs": res},
+            indent=2))
+        ok = all(r["rc"] == 0 and not r["limit_exceeded"] for r in res) and all(r.get("equal", True) for r in res)
+        return 0 if ok else 1
 
     corpus = corpus_path(DEFAULT_OUT, a.num_docs, a.seed)
     if not corpus.exists():
