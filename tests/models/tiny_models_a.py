@@ -109,7 +109,88 @@ def tiny_clip_long(folder, seed: int = 0) -> str:
     return _save(_fill(CLIPModel(cfg), seed), proc, folder)
 
 
+# Qwen-Audio's code lives only in its model folder; this stand-in has the same interface
+# (process_audio / audio_info), loaded the same way (trust_remote_code from the folder's auto_map)
+_QWEN_TOKENIZER = '''
+import re
+
+from transformers import BertTokenizerFast
+
+
+class TinyQwenAudioTokenizer(BertTokenizerFast):
+    """Stand-in for Qwen-Audio's tokenizer: the audio of <audio>path</audio> becomes one [audio]
+    token whose info (the file and its length) travels in audio_info, as Qwen-Audio's does."""
+
+    def process_audio(self, query):
+        import av
+
+        path = re.search(r"<audio>(.*?)</audio>", query).group(1)
+        with av.open(path) as c:
+            seconds = float(c.duration or 0) / 1e6
+        return {"audio_urls": [path], "seconds": [seconds]}
+
+    def __call__(self, text, audio_info=None, **kwargs):
+        if audio_info is not None:
+            text = text.replace("<audio>" + audio_info["audio_urls"][0] + "</audio>", "[audio]")
+        return super().__call__(text, **kwargs)
+
+    def decode(self, ids, audio_info=None, **kwargs):
+        out = super().decode(ids, **kwargs)
+        if audio_info is not None:  # Qwen-Audio decodes the audio span back into its tagged path
+            out = "<audio>" + audio_info["audio_urls"][0] + "</audio>" + out
+        return out
+'''
+_QWEN_MODEL = '''
+from transformers import GPT2LMHeadModel
+
+
+class TinyQwenAudioLM(GPT2LMHeadModel):
+    """Stand-in for Qwen-Audio's model: generate() takes audio_info (required, as Qwen-Audio's)."""
+
+    def generate(self, *args, audio_info=None, **kwargs):
+        if audio_info is None:
+            raise ValueError("audio_info is required")
+        kwargs.pop("token_type_ids", None)
+        kwargs.setdefault("max_new_tokens", 3 + int(audio_info["seconds"][0]))
+        return super().generate(*args, **kwargs)
+'''
+
+
+def tiny_qwen_audio(folder, seed: int = 0) -> str:
+    """A model folder in Qwen-Audio's layout: its code beside the weights (``auto_map``), loaded
+    with ``trust_remote_code``; a tiny GPT-2 under the stand-in classes above."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tok = _tokenizer()
+    # Qwen-Audio's audio and task tokens are special tokens of its vocabulary (skipped when decoding)
+    tok.add_special_tokens({"additional_special_tokens": ["[audio]", "<|startoftranscription|>", "<|unknown|>",
+                                                         "<|caption|>", "<|notimestamps|>", "<|wo_itn|>"]})
+    os.makedirs(folder, exist_ok=True)
+    for name, code in (("tokenization_tiny_qwen_audio.py", _QWEN_TOKENIZER), ("modeling_tiny_qwen_audio.py", _QWEN_MODEL)):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(code)
+    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=128,
+                     bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id, pad_token_id=tok.pad_token_id)
+    model = _fill(GPT2LMHeadModel(cfg), seed)
+    model.config.auto_map = {"AutoModelForCausalLM": "modeling_tiny_qwen_audio.TinyQwenAudioLM",
+                             "AutoTokenizer": [None, "tokenization_tiny_qwen_audio.TinyQwenAudioTokenizer"]}
+    model.config.architectures = ["TinyQwenAudioLM"]
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.generation_config.do_sample = False
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    path = os.path.join(folder, "tokenizer_config.json")
+    with open(path) as f:
+        tc = json.load(f)
+    tc["auto_map"] = {"AutoTokenizer": [None, "tokenization_tiny_qwen_audio.TinyQwenAudioTokenizer"]}
+    tc["tokenizer_class"] = "TinyQwenAudioTokenizer"
+    with open(path, "w") as f:
+        json.dump(tc, f)
+    return str(folder)
+
+
 BUILDERS = {
+    "Qwen/Qwen-Audio": lambda f: tiny_qwen_audio(f),
     "tiny/clip-long": lambda f: tiny_clip_long(f),
     "google/owlvit-base-patch32": lambda f: tiny_owlvit(f),
     "kpyu/video-blip-opt-2.7b-ego4d": lambda f: tiny_video_blip(f),
