@@ -100,3 +100,19 @@ def build_yoloe(folder: str, name: str = "yoloe-11l-seg.pt", seed: int = 0, std:
 
     torch.jit.script(Text()).save(os.path.join(folder, "mobileclip_blt.ts"))
     return path
+
+
+def build_wordnet_nouns(nltk_data: str, nouns=("cat", "dog", "mat", "mouse", "car", "box", "glass"),
+                        exceptions=(("mice", "mouse"),)) -> str:
+    """A tiny WordNet noun index (``corpora/wordnet/index.noun`` + ``noun.exc``) in NLTK's
+    layout, the two files the noun lemmatizer reads; returns the folder."""
+    folder = os.path.join(nltk_data, "corpora", "wordnet")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "index.noun"), "w") as f:
+        f.write("  1 This is a tiny test index (licence header lines start with spaces)\n")
+        for k, n in enumerate(sorted(nouns)):
+            f.write(f"{n} n 1 1 @ 1 0 {k:08d}  \n")
+    with open(os.path.join(folder, "noun.exc"), "w") as f:
+        for a, b in exceptions:
+            f.write(f"{a} {b}\n")
+    return folder
