@@ -241,9 +241,16 @@ def memory_runs(limit_mb: float, factors: list[float], timeout: float, env: dict
     from ray.cluster_utils import Cluster
 
     out = []
-    cluster = Cluster(initialize_head=True, connect=False,
-                      head_node_args={"num_cpus": 2, "include_dashboard": False,
-                                      "object_store_memory": object_store_mb * 2**20})
+    for attempt in range(3):  # on a loaded machine the raylet may miss Ray's fixed 30 s start-up wait
+        try:
+            cluster = Cluster(initialize_head=True, connect=False,
+                              head_node_args={"num_cpus": 2, "include_dashboard": False,
+                                              "object_store_memory": object_store_mb * 2**20})
+            break
+        except Exception as e:
+            if attempt == 2:
+                raise
+            print(f"[memory] the Ray cluster did not start ({e}); again", flush=True)
     try:
         cluster.wait_for_nodes()
         for k in factors:
