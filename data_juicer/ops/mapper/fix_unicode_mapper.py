@@ -194,6 +194,14 @@ def _fixers(config) -> list:
             if getattr(config, name)]
 
 
+@functools.lru_cache(maxsize=1)
+def _ftfy_steps():
+    """ftfy's HTML unescaping and encoding repair (looked up once, not imported on every line)."""
+    from ftfy import FIXERS, fix_encoding
+
+    return FIXERS["unescape_html"], fix_encoding
+
+
 @functools.lru_cache(maxsize=16384)  # boilerplate lines (headers, footers, notices) repeat across documents
 def _fix_line(line: str, config, unescape: bool) -> str:
     """One line through ftfy's ``fix_and_explain`` steps (explain off), skipping the steps that
@@ -204,8 +212,7 @@ def _fix_line(line: str, config, unescape: bool) -> str:
     it), each plain fixer whose trigger characters are present, then the normalization; rounds
     repeat until nothing changes, as in ftfy.
     """
-    from ftfy import FIXERS, fix_encoding
-
+    unescape_html, fix_encoding = _ftfy_steps()
     settled, triggers = _tables()
     pattern = settled[unescape]
     fixers = _fixers(config)
@@ -214,7 +221,7 @@ def _fix_line(line: str, config, unescape: bool) -> str:
     while True:
         before = text
         if unescape and "&" in text:
-            text = FIXERS["unescape_html"](text)
+            text = unescape_html(text)
         if config.fix_encoding and not text.isascii() and is_bad(text):
             text = fix_encoding(text)
         present = set(pattern.findall(text))
