@@ -24,6 +24,7 @@ _DIST_TO_MODULE = {
     "simhash-pybind": "simhash",
     "label-studio-sdk": "label_studio_sdk",
     "sentence-transformers": "sentence_transformers",
+    "dlib-bin": "dlib",
 }
 
 
