@@ -2,9 +2,11 @@
 
 Plan: consecutive row-wise ops (mappers, filters, a deduplicator's hashing) form one pass (one
 ``FusedRun`` applied to each batch); dataset-level ops (dedup, selectors, groupers) are barriers
-between passes. Where the data lives (Hugging Face ``datasets`` or Ray Data) is the backend's
-business (``core/backends``); the stage loop, the adapter, checkpoints, the tracer, the job folder
-and the error ledger are the same for both.
+between passes. On the HF backend, consecutive deduplicators that only drop rows hash in one pass
+(``plan_stages(merge_hashing=True)``): the row pass before them ends with all their hashings.
+Where the data lives (Hugging Face ``datasets`` or Ray Data) is the backend's business
+(``core/backends``); the stage loop, the adapter, checkpoints, the tracer, the job folder and the
+error ledger are the same for both.
 """
 
 from __future__ import annotations
