@@ -69,6 +69,9 @@ class CharacterRepetitionFilter(Filter):
         self.rep_len = rep_len
         self.min_ratio = min_ratio
         self.max_ratio = max_ratio
+        # load (or compile) the compiled kernel here, once, so that the pass's forked workers share it
+        # instead of each loading it on its first batch (cached per process; False without numba)
+        repetition_numba.available()
 
     def compute_stats_batched(self, samples):
         key, n = StatsKeys.char_rep_ratio, self.rep_len
