@@ -25,6 +25,7 @@ _DIST_TO_MODULE = {
     "label-studio-sdk": "label_studio_sdk",
     "sentence-transformers": "sentence_transformers",
     "dlib-bin": "dlib",
+    "clip-anytorch": "clip",
 }
 
 

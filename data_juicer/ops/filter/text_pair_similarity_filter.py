@@ -20,6 +20,9 @@ class TextPairSimilarityFilter(Filter):
     without ``get_text_features`` (e.g. a sentence-embedding BERT) is embedded by mean pooling of
     its last hidden states instead. A sample where either text is missing or empty gets ``[]``
     and is kept. The model is loaded offline from the models folder (see ``data_juicer.models``).
+
+    A text longer than the model's window (CLIP: 77 tokens) is cut to it. Data-Juicer 1.6.1 fails
+    the sample there (the tokenizer is called without truncation); this is a deliberate difference.
     """
 
     _accelerator = "cuda"
@@ -71,7 +74,7 @@ class TextPairSimilarityFilter(Filter):
         out = []
         with torch.no_grad():
             for i in range(0, len(texts), _CHUNK):
-                enc = processor(text=texts[i:i + _CHUNK], padding=True, return_tensors="pt")
+                enc = processor(text=texts[i:i + _CHUNK], padding=True, truncation=True, return_tensors="pt")
                 ids, mask = enc["input_ids"].to(model.device), enc["attention_mask"].to(model.device)
                 if hasattr(model, "get_text_features"):
                     feats = model.get_text_features(input_ids=ids, attention_mask=mask)
