@@ -67,23 +67,39 @@ _RANGES = [  # (first, last) code points permuted within themselves
 ]
 
 
+def _fixed_points() -> set[int]:
+    """Letters the cipher leaves alone: those in the filters' special-character set (e.g. ツ シ 一 上 Г),
+    which ``special_characters_filter`` counts and the word filters strip; moving them would change stats."""
+    try:
+        from data_juicer.ops.common.strip_characters import SPECIAL_CHARACTERS
+    except ImportError:
+        SPECIAL_CHARACTERS = "ツシ一上士Гッン"
+    return {ord(c) for c in SPECIAL_CHARACTERS}
+
+
+def _permute(r: random.Random, points: list[int]) -> list[int]:
+    perm = list(points)
+    r.shuffle(perm)
+    return perm
+
+
 def cipher_table(k: int) -> dict[int, int]:
     """Copy ``k``'s code point -> code point map (identity for ``k == 0``)."""
     if k == 0:
         return {}
     r = random.Random(1_000_003 * k + 17)
+    fixed = _fixed_points()
     table: dict[int, int] = {}
     for lo_first, up_first, n in ((ord("a"), ord("A"), 26), (0x0430, 0x0410, 32)):
-        perm = list(range(n))
-        r.shuffle(perm)
-        for i, j in enumerate(perm):
+        # a letter moves with its other case, so neither may be a fixed point
+        movable = [i for i in range(n) if lo_first + i not in fixed and up_first + i not in fixed]
+        for i, j in zip(movable, _permute(r, movable)):
             if i != j:
                 table[lo_first + i] = lo_first + j
                 table[up_first + i] = up_first + j
     for first, last in _RANGES:
-        perm = list(range(first, last + 1))
-        r.shuffle(perm)
-        table.update((c, p) for c, p in zip(range(first, last + 1), perm) if c != p)
+        movable = [c for c in range(first, last + 1) if c not in fixed]
+        table.update((c, p) for c, p in zip(movable, _permute(r, movable)) if c != p)
     return table
 
 
