@@ -248,10 +248,18 @@ def main() -> int:
     ap.add_argument("--dj-python", default=os.environ.get("DJ_REF_VENV", "/work/djref-media"))
     ap.add_argument("--work", type=Path, default=HERE / "work")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per run")
+    ap.add_argument("--n", type=int, default=None, help="only the first N clips (a spread of real and pattern clips)")
     args = ap.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     data = make_data(work)
+    if args.n:
+        rows = benchlib.load_jsonl(data)
+        # every k-th clip, so a small run still mixes real clips and test patterns
+        pick = rows[::max(len(rows) // args.n, 1)][:args.n]
+        data = work / f"videos_{len(pick)}.jsonl"
+        with open(data, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r) + "\n" for r in pick)
     n = benchlib.count_lines(data)
     seconds = sum(probe(r["videos"][0])["duration"] for r in benchlib.load_jsonl(data))
     runs = [("ours", sys.executable, _bench.OURS_MODULE, _bench.ours_env())]

@@ -301,12 +301,50 @@ def iter_frames(container, path="") -> Iterator:
         raise _decode_error(path, e) from e
 
 
-def decode_frames_by_index(container, indices: Sequence[int], convert=_to_pil, path="") -> list:
-    """``convert(frame)`` for the frames at decode-order positions ``indices`` (repeats allowed),
-    in the order of ``indices``; positions past the end are left out."""
+def _decode_wanted_pts(container, wanted: set, convert, path="") -> Optional[dict]:
+    """``{pts: convert(frame)}`` for the frames whose pts are in ``wanted``, in one forward pass
+    that asks the decoder to skip every frame no other frame refers to (``skip_frame=NONREF``)
+    unless it is wanted: such frames are never needed to decode a wanted one, so the wanted
+    frames come out bit-identical, with less decoding. None when a wanted frame did not come
+    out (the caller then decodes everything)."""
+    av = _av()
+    stream = container.streams.video[0]
+    cc = stream.codec_context
+    saved = cc.skip_frame
+    out: dict = {}
+    try:
+        container.seek(0, stream=stream, backward=True, any_frame=False)
+        for packet in container.demux(stream):
+            cc.skip_frame = "NONREF" if packet.pts is not None and packet.pts not in wanted else "DEFAULT"
+            for frame in packet.decode():
+                if frame.pts in wanted and frame.pts not in out:
+                    out[frame.pts] = convert(frame)
+            if len(out) == len(wanted):
+                break
+    except av.FFmpegError as e:
+        raise _decode_error(path, e) from e
+    finally:
+        cc.skip_frame = saved
+    return out if len(out) == len(wanted) else None
+
+
+def decode_frames_by_index(container, indices: Sequence[int], convert=_to_pil, path="",
+                           skip_unneeded: bool = False) -> list:
+    """``convert(frame)`` for the frames at positions ``indices`` of the decoded sequence
+    (presentation order; repeats allowed), in the order of ``indices``; positions past the end
+    are left out. With ``skip_unneeded`` the frames are found by pts through the frame table
+    and the decoder skips the non-reference frames that are not wanted (same frames out, less
+    decoding); it falls back to decoding every frame when the table does not account for them."""
     want = sorted(set(indices))
     if not want:
         return []
+    if skip_unneeded:
+        pts, _ = frame_table(container, path)
+        if len(set(pts)) == len(pts):
+            by_pos = {i: pts[i] for i in want if i < len(pts)}
+            got = _decode_wanted_pts(container, set(by_pos.values()), convert, path) if by_pos else {}
+            if got is not None:
+                return [got[by_pos[i]] for i in indices if i in by_pos]
     got: dict = {}
     wi = 0
     for i, frame in enumerate(iter_frames(container, path)):
