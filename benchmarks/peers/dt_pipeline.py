@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 from pathlib import Path
@@ -49,10 +48,12 @@ class SpaceTokenizer(WordTokenizer):
         return out
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory now (``VmRSS``) or at its peak (``VmHWM``; unlike
+    ``ru_maxrss`` it starts afresh at exec, not with the parent's peak)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
@@ -132,7 +133,7 @@ def main(argv=None) -> int:
     times = minhash(a) if a.mode == "minhash" else filters(a)
     # with --np 1 every stage runs in this process: peak - base is what the stages themselves used
     times["base_rss_mb"] = base
-    times["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    times["peak_rss_mb"] = rss_mb("VmHWM")
     (a.work / "stages.json").write_text(json.dumps(times, indent=1) + "\n")
     print("stages:", json.dumps(times), flush=True)
     return 0

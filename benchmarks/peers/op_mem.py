@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """Our MinHash op alone, in one process, without the executor: what the op itself costs.
 
-  python op_mem.py CORPUS.jsonl OUT_DIR [--short_texts shared|whole|keep] [--batch 1000]
+  python op_mem.py CORPUS.jsonl OUT_DIR [--short_texts shared|whole|keep] [--simplify] [--batch 1000]
 
 Streams the corpus in batches (``json`` per line, only the text and id kept for the batch),
 runs the op's hashing (``compute_hash``) on each batch, keeps the signature column as Arrow
 chunks, then runs the op's dataset-level step (``process``) over a minimal dataset facade that
 holds only that column. Writes the kept ids to ``OUT_DIR/kept.txt`` and, to ``OUT_DIR/mem.json``,
-the resident memory after imports and op construction (``base``), the peak (``ru_maxrss``), and
+the resident memory after imports and op construction (``base``), the peak (``VmHWM``), and
 the seconds of each phase. ``peak - base`` is the op's own memory; the rest is the interpreter
 and its imports (numpy, pyarrow and its first array, numba and the compiled kernels, loguru,
 pydantic).
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 from pathlib import Path
@@ -25,10 +24,12 @@ import numpy as np
 import pyarrow as pa
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory now (``VmRSS``) or at its peak (``VmHWM``; unlike
+    ``ru_maxrss`` it starts afresh at exec, not with the parent's peak)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
@@ -65,6 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("corpus", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--short_texts", default="shared")
+    ap.add_argument("--simplify", action="store_true")
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--window", type=int, default=5)
     ap.add_argument("--bands", type=int, default=14)
@@ -76,7 +78,7 @@ def main(argv=None) -> int:
 
     op = OPERATORS.get("document_minhash_deduplicator")(
         tokenization="space", window_size=a.window, lowercase=True, num_permutations=a.bands * a.rows,
-        num_bands=a.bands, num_rows_per_band=a.rows, short_texts=a.short_texts)
+        num_bands=a.bands, num_rows_per_band=a.rows, short_texts=a.short_texts, simplify=a.simplify)
     pa.array([b""], type=pa.binary())  # Arrow's first array loads its libraries (~50 MB, once per process)
     t_init = time.perf_counter()
     base = rss_mb()
@@ -99,7 +101,7 @@ def main(argv=None) -> int:
     kept = range(len(ids)) if out.kept is None else out.kept.tolist()
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "kept.txt").write_text("".join(f"{ids[i]}\n" for i in kept), encoding="utf-8")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = rss_mb("VmHWM")
     mem = {"base_rss_mb": base, "after_hash_rss_mb": after_hash, "peak_rss_mb": peak, "op_mb": peak - base,
            "import_init_s": t_init - t0, "hash_s": t_hash - t_init, "process_s": t_proc - t_hash,
            "docs": len(ids), "kept": len(kept)}

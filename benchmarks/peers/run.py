@@ -42,6 +42,9 @@ OUR_MINHASH = {"tokenization": "space", "window_size": WINDOW, "lowercase": True
 OURS = {
     "minhash": [{"document_minhash_deduplicator": dict(OUR_MINHASH)}],
     "minhash-whole": [{"document_minhash_deduplicator": dict(OUR_MINHASH, short_texts="whole")}],
+    # + datatrove-like normalisation: compare with datatrove's minhash-simplify
+    "minhash-whole-simplify": [{"document_minhash_deduplicator": dict(OUR_MINHASH, short_texts="whole",
+                                                                      simplify=True)}],
 }
 # datatrove engines: label -> dt_pipeline.py arguments
 DT = {
@@ -54,7 +57,8 @@ DT = {
 }
 # the op alone in one process (np 1): ours without the executor (op_mem.py), datatrove's stages in-process
 OP_ONLY = {"minhash-op": "shared", "minhash-op-whole": "whole"}
-PARTS = {"minhash": (["minhash", "minhash-whole"], ["minhash", "minhash-simplify", "minhash-spacy"]),
+PARTS = {"minhash": (["minhash", "minhash-whole", "minhash-whole-simplify"],
+                     ["minhash", "minhash-simplify", "minhash-spacy"]),
          "op": (list(OP_ONLY), ["minhash-op"]),
          "filters": (["filters"], ["filters", "filters-spacy"])}
 
@@ -228,7 +232,53 @@ def main(argv=None) -> int:
         plan += [("ours", x) for x in o if want_ours is None or x in want_ours]
         plan += [("datatrove", x) for x in d if want_dt is None or x in want_dt]
 
-    runs = []
+    runs: list = []
+
+    def summarise(final: bool) -> None:
+        rows, report_runs = [], []
+        fixed = {(r["engine"], r["label"]): r for r in runs if r["size"] == "fixed"}
+        for r in runs:
+            if r["size"] != "full":
+                continue
+            f = fixed.get((r["engine"], r["label"]))
+            line = {k: r.get(k) for k in ("engine", "label", "status", "wall_s", "cpu_s", "peak_pss_tree_mb",
+                                           "peak_anon_tree_mb", "cpu_waited_s", "cpu_sampled_s", "max_procs", "stages")}
+            line["docs_per_s"] = len(ids) / r["wall_s"]
+            if f and f["status"] == "ok":
+                line["fixed_pss_mb"], line["fixed_anon_mb"] = f["peak_pss_tree_mb"], f["peak_anon_tree_mb"]
+                line["fixed_wall_s"], line["fixed_cpu_s"] = f["wall_s"], f["cpu_s"]
+            if r["status"] == "ok":
+                line["kept"] = len(r["kept"])
+                st = r.get("stages") or {}
+                if "base_rss_mb" in st and r["label"] in OP_ONLY:  # one process: its peak above interpreter + imports
+                    line["self_base_rss_mb"], line["self_peak_rss_mb"] = st["base_rss_mb"], st["peak_rss_mb"]
+                if "minhash" in r["label"]:
+                    line.update(score(set(r["kept"]), ids, root, parent, kind))
+            report_runs.append(line)
+            rows.append([r["engine"], r["label"], r["status"], f"{r['wall_s']:.1f}", f"{r['cpu_s']:.1f}",
+                         f"{line['docs_per_s']:.0f}", f"{r['peak_pss_tree_mb']:.0f}", f"{r['peak_anon_tree_mb']:.0f}",
+                         f"{line['fixed_pss_mb']:.0f}" if "fixed_pss_mb" in line else "-",
+                         f"{r['peak_pss_tree_mb'] - line['fixed_pss_mb']:.0f}" if "fixed_pss_mb" in line else "-",
+                         f"{line['self_base_rss_mb']:.0f} / {line['self_peak_rss_mb']:.0f}"
+                         if "self_base_rss_mb" in line else "-",
+                         line.get("kept", "-"),
+                         f"{line['precision']:.4f}" if "precision" in line else "-",
+                         f"{line['recall']:.4f}" if "recall" in line else "-",
+                         " ".join(f"{k}={v:.3f}" for k, v in line.get("recall_by_kind", {}).items())])
+        if not final:
+            (work / "report.json").write_text(json.dumps({"partial": True, "runs": report_runs}, indent=1,
+                                                         default=str) + "\n")
+            return
+        print(f"\ncorpus {corpus.name}: {len(ids)} docs, {corpus.stat().st_size / 1e6:.1f} MB; np={a.np_}; "
+              f"host {platform.node()} ({os.cpu_count()} CPUs); fixed = the same run over {a.fixed_docs} docs")
+        print(bl.fmt_table(["engine", "run", "status", "wall s", "CPU s", "docs/s", "peak PSS MB", "peak anon MB",
+                            "fixed PSS MB", "PSS - fixed", "1-proc RSS base / peak", "kept", "precision", "recall", "recall by kind"], rows))
+        report = {"corpus": str(corpus), "docs_in": len(ids), "np": a.np_, "host": platform.node(),
+                  "cpus": os.cpu_count(), "minhash": {"window": WINDOW, "bands": BANDS, "rows": ROWS},
+                  "runs": report_runs}
+        (work / "report.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+        print(f"\nreport: {work / 'report.json'}")
+
     for engine, label in plan:
         for size, src in (("full", corpus), ("fixed", small)):
             if src is None or (size == "fixed" and label in OP_ONLY):
@@ -246,46 +296,9 @@ def main(argv=None) -> int:
                            dt_python, a.timeout)
             r.update(engine=engine, label=label, size=size)
             runs.append(r)
+            summarise(False)  # a partial report after each run
 
-    rows, report_runs = [], []
-    fixed = {(r["engine"], r["label"]): r for r in runs if r["size"] == "fixed"}
-    for r in runs:
-        if r["size"] != "full":
-            continue
-        f = fixed.get((r["engine"], r["label"]))
-        line = {k: r.get(k) for k in ("engine", "label", "status", "wall_s", "cpu_s", "peak_pss_tree_mb",
-                                       "peak_anon_tree_mb", "cpu_waited_s", "cpu_sampled_s", "max_procs", "stages")}
-        line["docs_per_s"] = len(ids) / r["wall_s"]
-        if f and f["status"] == "ok":
-            line["fixed_pss_mb"], line["fixed_anon_mb"] = f["peak_pss_tree_mb"], f["peak_anon_tree_mb"]
-            line["fixed_wall_s"], line["fixed_cpu_s"] = f["wall_s"], f["cpu_s"]
-        if r["status"] == "ok":
-            line["kept"] = len(r["kept"])
-            st = r.get("stages") or {}
-            if "base_rss_mb" in st and r["label"] in OP_ONLY:  # one process: its peak above interpreter + imports
-                line["self_base_rss_mb"], line["self_peak_rss_mb"] = st["base_rss_mb"], st["peak_rss_mb"]
-            if "minhash" in r["label"]:
-                line.update(score(set(r["kept"]), ids, root, parent, kind))
-        report_runs.append(line)
-        rows.append([r["engine"], r["label"], r["status"], f"{r['wall_s']:.1f}", f"{r['cpu_s']:.1f}",
-                     f"{line['docs_per_s']:.0f}", f"{r['peak_pss_tree_mb']:.0f}", f"{r['peak_anon_tree_mb']:.0f}",
-                     f"{line['fixed_pss_mb']:.0f}" if "fixed_pss_mb" in line else "-",
-                     f"{r['peak_pss_tree_mb'] - line['fixed_pss_mb']:.0f}" if "fixed_pss_mb" in line else "-",
-                     f"{line['self_base_rss_mb']:.0f} / {line['self_peak_rss_mb']:.0f}"
-                     if "self_base_rss_mb" in line else "-",
-                     line.get("kept", "-"),
-                     f"{line['precision']:.4f}" if "precision" in line else "-",
-                     f"{line['recall']:.4f}" if "recall" in line else "-",
-                     " ".join(f"{k}={v:.3f}" for k, v in line.get("recall_by_kind", {}).items())])
-    print(f"\ncorpus {corpus.name}: {len(ids)} docs, {corpus.stat().st_size / 1e6:.1f} MB; np={a.np_}; "
-          f"host {platform.node()} ({os.cpu_count()} CPUs); fixed = the same run over {a.fixed_docs} docs")
-    print(bl.fmt_table(["engine", "run", "status", "wall s", "CPU s", "docs/s", "peak PSS MB", "peak anon MB",
-                        "fixed PSS MB", "PSS - fixed", "1-proc RSS base / peak", "kept", "precision", "recall", "recall by kind"], rows))
-    report = {"corpus": str(corpus), "docs_in": len(ids), "np": a.np_, "host": platform.node(),
-              "cpus": os.cpu_count(), "minhash": {"window": WINDOW, "bands": BANDS, "rows": ROWS},
-              "runs": report_runs}
-    (work / "report.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    print(f"\nreport: {work / 'report.json'}")
+    summarise(True)
     return 0 if all(r["status"] == "ok" for r in runs) else 1
 
 
