@@ -114,3 +114,53 @@ def test_bad_json_line_on_ray_names_file_and_line(make_recipe, tmp_path, capsys,
     err = capsys.readouterr().err
     assert "data.jsonl, line 3" in err and "not valid JSON" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_two_local_nodes_groupers_and_ledger_same_output(tmp_path):
+    """Groupers (a shuffle of tasks over both nodes) and per-batch ledger parts on a 2-node cluster."""
+    import subprocess
+    import sys
+
+    import yaml
+    from ray.cluster_utils import Cluster
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    (tmp_path / "my_ops.py").write_text(CUSTOM_OP + "\n" + AGG_OP)
+    rows = [{"id": i, "text": f"sample {i} " + ("BOOM" if i % 11 == 4 else "text " * (i % 7)),
+             "meta": {"lang": ["en", "zh", "fr"][i % 3]}} for i in range(600)]
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+
+    def recipe(name, **extra):
+        steps = [{"explode_on_marker_mapper": None}, {"key_value_grouper": {"group_by_keys": ["meta.lang"]}},
+                 {"count_group_aggregator": None},
+                 {"naive_reverse_grouper": {"batch_meta_export_path": str(tmp_path / name / "meta.jsonl")}},
+                 {"text_length_filter": {"min_len": 12}}]
+        cfg = {"dataset_path": data, "export_path": str(tmp_path / name / "out.jsonl"),
+               "custom_operator_paths": [str(tmp_path / "my_ops.py")], "process": steps, **extra}
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        return str(path)
+
+    cmd = [sys.executable, "-m", "data_juicer.cli.process", "--config"]
+    ref = subprocess.run(cmd + [recipe("ref")], capture_output=True, text=True, timeout=600, check=False)
+    assert ref.returncode == 0, ref.stderr
+    cluster = Cluster(initialize_head=True, connect=False,
+                      head_node_args={"num_cpus": 1, "include_dashboard": False, "object_store_memory": 1 << 30})
+    try:
+        cluster.add_node(num_cpus=1, object_store_memory=1 << 30)
+        cluster.wait_for_nodes()
+        res = subprocess.run(cmd + [recipe("two", executor_type="ray", ray_address=cluster.address,
+                                           override_num_blocks=8)], capture_output=True, text=True, timeout=900,
+                             check=False)
+    finally:
+        cluster.shutdown()
+    assert res.returncode == 0, res.stderr
+    names = sorted(n for n in os.listdir(tmp_path / "ref") if n.endswith(".jsonl"))
+    assert "out.jsonl" in names and "meta.jsonl" in names
+    assert sorted(n for n in os.listdir(tmp_path / "two") if n.endswith(".jsonl")) == names
+    for name in names:
+        assert _bytes(tmp_path / "two" / name) == _bytes(tmp_path / "ref" / name), name
+    errs = read_jsonl(os.path.join(_job(tmp_path / "two"), "errors.jsonl"))
+    assert [e["index"] for e in errs] == list(range(4, 600, 11))
+    assert read_jsonl(tmp_path / "two" / "meta.jsonl")[0] == {"n": 182, "first": 0}  # 200 "en" rows, 18 failed
