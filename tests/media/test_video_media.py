@@ -148,3 +148,27 @@ def test_row_frames_without_context_and_bad_method(video_files):
     assert V.load_row_video_frames(_Op(), samples, 1, "uniform", 3) == {}
     with pytest.raises(ValueError, match="frame_sampling_method"):
         V.load_row_video_frames(_Op(), samples, 0, "every_other")
+
+
+def test_decode_skipping_unneeded_frames_gives_the_same_frames(video_files, tmp_path):
+    import subprocess
+
+    import numpy as np
+
+    # x264 with B-frames (the fixture videos have none): 40 frames, key frame every 20
+    bframes = str(tmp_path / "bframes.mp4")
+    subprocess.run(["ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-f", "lavfi", "-i",
+                    "testsrc2=size=64x48:rate=10", "-frames:v", "40", "-c:v", "libx264", "-bf", "3",
+                    "-g", "20", "-pix_fmt", "yuv420p", bframes], check=True, capture_output=True)
+    conv = lambda f: f.to_ndarray(format="bgr24")  # noqa: E731
+    for path in (bframes, video_files["motion"], video_files["vfr"], video_files["webm"], video_files["long"]):
+        with V.open_video(path) as c:
+            n = len(V.frame_table(c, path)[0])
+            idx = [0, 1] + list(range(5, n + 10, 5))
+            full = V.decode_frames_by_index(c, idx, conv, path)
+            fast = V.decode_frames_by_index(c, idx, conv, path, skip_unneeded=True)
+        assert len(fast) == len(full) == len([i for i in idx if i < n])
+        assert all(np.array_equal(a, b) for a, b in zip(full, fast)), path
+    with V.open_video(bframes) as c:
+        pict = [int(f.pict_type) for f in c.decode(video=0)]
+    assert 3 in pict  # AV_PICTURE_TYPE_B: the skipping path really had non-reference frames to skip
