@@ -64,6 +64,13 @@ def _only_drops_rows(op: OP) -> bool:
     return getattr(op, "name", None) in ROW_DROPPING_DEDUPS
 
 
+def _shares_hash_column(op: OP, group: list[OP]) -> bool:
+    """Two dedups of one kind (or one a subclass of the other) write the same hash column, and a
+    hashing finds it already there: merged, the second would reuse the first one's hashes, made with
+    the first one's parameters. Such a dedup starts a new group."""
+    return any(isinstance(op, type(d)) or isinstance(d, type(op)) for d in group)
+
+
 def plan_stages(ops: list[OP], merge_hashing: bool = False) -> list[Stage]:
     """Stages of ``ops``. With ``merge_hashing``, a run of consecutive deduplicators is hashed in one
     pass (the row-wise run before them, if any, ends with all their hashings), then deduplicated one
@@ -80,7 +87,7 @@ def plan_stages(ops: list[OP], merge_hashing: bool = False) -> list[Stage]:
         if isinstance(op, Deduplicator):
             group = [op]
             while (merge_hashing and i < len(ops) and isinstance(ops[i], Deduplicator)
-                   and _only_drops_rows(group[-1])):
+                   and _only_drops_rows(group[-1]) and not _shares_hash_column(ops[i], group)):
                 group.append(ops[i])
                 i += 1
             stages.append(Stage(run + group, row_wise=True, dedup=op, dedups=tuple(group)))

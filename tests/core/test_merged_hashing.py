@@ -115,3 +115,23 @@ def test_merged_hashing_with_hashes_kept(make_recipe, tmp_path, monkeypatch):
     assert {r["id"] for r in rows} == EXPECTED_KEPT
     assert "__dj__simhash" in rows[0] and "__dj__hash" in rows[0] and "__dj__minhash" not in rows[0]
     assert out[True].read_bytes() == out[False].read_bytes()
+
+
+def test_two_dedups_of_one_kind_are_not_merged(make_recipe, tmp_path, monkeypatch):
+    """Two document_deduplicators with other parameters write the same hash column: the second one
+    must hash with its own (lowercase) parameters, so it starts a pass of its own."""
+    process = [{"document_deduplicator": {}}, {"document_deduplicator": {"lowercase": True}},
+               {"document_minhash_deduplicator": {"num_permutations": 64}}]
+    stages = plan_stages(_build(process), merge_hashing=True)
+    assert [(s.row_wise, [o.name for o in s.ops]) for s in stages] == [
+        (True, ["document_deduplicator"]), (False, ["document_deduplicator"]),
+        (True, ["document_deduplicator", "document_minhash_deduplicator"]),
+        (False, ["document_deduplicator"]), (False, ["document_minhash_deduplicator"])]
+    rows = [{"id": str(i), "text": t} for i, t in enumerate(
+        ["Same text here for this test", "same text here for this test", "Same text here for this test",
+         "other words entirely in another one", "Other words entirely in another one"])]
+    export = tmp_path / "out" / "result.jsonl"
+    monkeypatch.setattr(HFBackend, "merges_hashing", True)
+    recipe = make_recipe(rows, process, np=1, export_path=str(export), ds_cache_dir=str(tmp_path / "cache"))
+    assert main(["--config", recipe]) == 0
+    assert [r["id"] for r in read_jsonl(export)] == ["0", "3"]
