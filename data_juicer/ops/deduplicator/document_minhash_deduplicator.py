@@ -244,13 +244,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
                 first.append(np.zeros(n - 1, dtype=np.int64))
                 continue
             values = np.ascontiguousarray(sig[:, lo:hi])
-            keys = pa.Array.from_buffers(pa.binary(values.itemsize * (hi - lo)), n, [None, pa.py_buffer(values)])
-            # bucket numbers in order of first appearance, so a bucket's first document is where
-            # the running maximum of the numbers grows
-            codes = pc.dictionary_encode(keys).indices.to_numpy()
-            seen = np.maximum.accumulate(codes)
-            first_of = np.flatnonzero(np.r_[True, seen[1:] > seen[:-1]])
-            head = first_of[codes]
+            head = _band_heads(values)
+            del values
             dup = np.flatnonzero(head != index)
             later.append(dup)
             first.append(head[dup])
@@ -270,6 +265,47 @@ class DocumentMinhashDeduplicator(Deduplicator):
         dataset = dataset.remove_columns([HashKeys.minhash])
         pairs = {root: dataset.rows([root, dup]) for root, dup in first_duplicates(labels, show_num)}
         return (dataset if len(keep) == n else dataset.select(keep)), pairs
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _band_heads(values: np.ndarray) -> np.ndarray:
+    """For each row of one band's ``(n, rows)`` values, the first row with the same values.
+
+    Rows are grouped on a 64-bit mix of their values (numpy only: little memory, freed at once),
+    then each row is checked against its group's first row; only if some 64-bit key collides
+    between different values does the band fall back to grouping on the exact bytes."""
+    n = len(values)
+    key = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(values.shape[1]):
+            key ^= values[:, j].astype(np.uint64)
+            key *= _MIX
+            key ^= key >> np.uint64(29)
+    order = np.argsort(key, kind="stable")  # stable: each group's first entry is its smallest row
+    sorted_key = key[order]
+    del key
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    del sorted_key
+    sizes = np.diff(np.r_[starts, n])
+    head = np.empty(n, dtype=np.int64)
+    head[order] = np.repeat(order[starts], sizes)
+    del order, starts, sizes
+    if (values != values[head]).any():  # a 64-bit collision between different values: exact grouping
+        return _band_heads_exact(values)
+    return head
+
+
+def _band_heads_exact(values: np.ndarray) -> np.ndarray:
+    n = len(values)
+    keys = pa.Array.from_buffers(pa.binary(values.itemsize * values.shape[1]), n, [None, pa.py_buffer(values)])
+    # bucket numbers in order of first appearance, so a bucket's first document is where
+    # the running maximum of the numbers grows
+    codes = pc.dictionary_encode(keys).indices.to_numpy()
+    seen = np.maximum.accumulate(codes)
+    first_of = np.flatnonzero(np.r_[True, seen[1:] > seen[:-1]])
+    return first_of[codes]
 
 
 class _Signatures:

@@ -105,3 +105,14 @@ def test_simplify_finds_copies_that_differ_in_punctuation_and_lines():
     assert kept(texts) == [0, 1, 2, 3]
     # with simplify, 1 is 0 and 3 is 2 (all numbers are 0)
     assert kept(texts, simplify=True) == [0, 2]
+
+
+# ---- banding: grouping on a 64-bit mix of each band, checked against the exact values
+def test_band_grouping_falls_back_to_exact_values_on_key_collisions(monkeypatch):
+    from data_juicer.ops.deduplicator import document_minhash_deduplicator as mod
+
+    values = np.array([[1, 2], [3, 4], [1, 2], [5, 6], [3, 4], [1, 2]], dtype=np.uint32)
+    assert mod._band_heads(values).tolist() == [0, 1, 0, 3, 1, 0]
+    monkeypatch.setattr(mod, "_MIX", np.uint64(0))  # every row gets key 0: all "collide"
+    assert mod._band_heads(values).tolist() == [0, 1, 0, 3, 1, 0]
+    assert kept() == [0, 3] and kept(short_texts="whole") == [0, 2, 3, 5, 8]
