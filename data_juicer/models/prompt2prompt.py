@@ -209,9 +209,11 @@ class P2PAttnProcessor:
 
 
 def generate_pair(pipe: Any, prompts: Sequence[str], *, num_inference_steps: int, guidance_scale: float,
-                  generator, height: Optional[int] = None, width: Optional[int] = None) -> list:
-    """The two PIL images of ``prompts`` from ``pipe`` (a ``StableDiffusionXLPipeline``), denoised from
-    the same noise (drawn with ``generator``) under prompt-to-prompt attention control."""
+                  generator, height: Optional[int] = None, width: Optional[int] = None,
+                  output_type: str = "pil") -> list:
+    """The two images of ``prompts`` from ``pipe`` (a ``StableDiffusionXLPipeline``; PIL images, or what
+    ``output_type`` asks the pipeline for), denoised from the same noise (drawn with ``generator``)
+    under prompt-to-prompt attention control."""
     torch = require("torch")
     from diffusers.utils.torch_utils import randn_tensor
 
@@ -229,7 +231,8 @@ def generate_pair(pipe: Any, prompts: Sequence[str], *, num_inference_steps: int
     try:
         with torch.no_grad():
             out = pipe(list(prompts), height=height, width=width, num_inference_steps=int(num_inference_steps),
-                       guidance_scale=guidance_scale, latents=latents, callback_on_step_end=ctl.on_step_end)
+                       guidance_scale=guidance_scale, latents=latents, callback_on_step_end=ctl.on_step_end,
+                       output_type=output_type)
     finally:
         pipe.unet.set_attn_processor(before)
     return list(out.images)
