@@ -21,7 +21,8 @@ when guidance is off). Layers and steps that are not edited use ``scaled_dot_pro
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from data_juicer.utils.lazy import require
 
@@ -75,7 +76,7 @@ def refinement_map(x_ids: Sequence[int], y_ids: Sequence[int], max_len: int):
     index = torch.arange(max_len, dtype=torch.int64)
     keep = torch.ones(max_len)
     for j, a in enumerate(aligned):
-        index[j] = a if a >= 0 else 0
+        index[j] = max(a, 0)
         keep[j] = 1.0 if a >= 0 else 0.0
     return index, keep
 
@@ -209,7 +210,7 @@ class P2PAttnProcessor:
 
 
 def generate_pair(pipe: Any, prompts: Sequence[str], *, num_inference_steps: int, guidance_scale: float,
-                  generator, height: Optional[int] = None, width: Optional[int] = None,
+                  generator, height: int | None = None, width: int | None = None,
                   output_type: str = "pil") -> list:
     """The two images of ``prompts`` from ``pipe`` (a ``StableDiffusionXLPipeline``; PIL images, or what
     ``output_type`` asks the pipeline for), denoised from the same noise (drawn with ``generator``)

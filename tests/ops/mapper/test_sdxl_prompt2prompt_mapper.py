@@ -1,4 +1,6 @@
 import os
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ class WordTokenizer:
     """Start token 1, end token 2, one id per word (``tan`` two ids), padded to ``model_max_length``."""
 
     model_max_length = 8
-    ids = {"a": 10, "red": 11, "cat": 12, "tan": [13, 14], "confetti": 15, "on": 16}
+    ids: ClassVar[dict] = {"a": 10, "red": 11, "cat": 12, "tan": [13, 14], "confetti": 15, "on": 16}
 
     def __call__(self, text, add_special_tokens=True, truncation=False, max_length=None):
         out = []
@@ -238,12 +240,12 @@ def test_pair_from_two_captions(sdxl_env, tmp_path):
     assert (a[0, 0].tolist(), round(float(a.mean()), 4)) == ([111, 133, 121], 122.3385)
     assert (b[0, 0].tolist(), round(float(b.mean()), 4)) == ([114, 131, 121], 122.2333)
     assert np.abs(a - b).mean() > 0.5  # the captions differ, so do the images
-    first = open(s["image_path1"], "rb").read(), open(s["image_path2"], "rb").read()
+    first = Path(s["image_path1"]).read_bytes(), Path(s["image_path2"]).read_bytes()
     # a rerun: the same names and the same bytes
     again = OPERATORS.get(NAME)(text_key_second="t2", num_inference_steps=2, output_dir=str(out_dir)).process_single(
         {"text": "a red cat", "t2": "a tan cat"})
     assert (again["image_path1"], again["image_path2"]) == (s["image_path1"], s["image_path2"])
-    assert (open(again["image_path1"], "rb").read(), open(again["image_path2"], "rb").read()) == first
+    assert (Path(again["image_path1"]).read_bytes(), Path(again["image_path2"]).read_bytes()) == first
     # the same caption twice: the shared noise makes the same image twice
     same = op.process_single({"text": "a red cat", "t2": "a red cat"})
     assert same["image_path1"] != s["image_path1"]
@@ -290,7 +292,7 @@ def test_end_to_end_a_missing_caption_goes_to_the_ledger(sdxl_env, tmp_path, mak
     assert [r["id"] for r in res] == ["ok"]
     assert os.path.isfile(res[0]["image_path1"]) and os.path.isfile(res[0]["image_path2"])
     assert res[0]["image_path1"].startswith(str(tmp_path / "gen" / "__dj__produced_data__" / NAME))
-    job = [os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d))][0]
+    job = next(os.path.join(out, d) for d in os.listdir(out) if os.path.isdir(os.path.join(out, d)))
     errors = read_jsonl(os.path.join(job, "errors.jsonl"))
     assert [e["op"] for e in errors] == [NAME] * 2
     text = json.dumps(errors)
