@@ -7,7 +7,7 @@ from data_juicer.ops.base import Mapper
 from data_juicer.ops.common.vision import ModelChecks, check_choice
 from data_juicer.ops.common.vision_other import ASSETS_CACHE
 from data_juicer.ops.registry import OPERATORS
-from data_juicer.utils.constant import Fields, InterVars
+from data_juicer.utils.constant import Fields
 
 OP_NAME = "sdxl_prompt2prompt_mapper"
 SDXL = "stabilityai/stable-diffusion-xl-base-1.0"
@@ -39,7 +39,6 @@ class SDXLPrompt2PromptMapper(ModelChecks, Mapper):
     modality = "multimodal"
     requires = ("torch", "diffusers", "transformers", "pillow")
     uses_model = True
-    uses = (InterVars.loaded_images,)
 
     def __init__(
         self,
