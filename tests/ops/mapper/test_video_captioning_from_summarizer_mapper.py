@@ -27,11 +27,12 @@ def test_missing_summarizer_under_dry_run(no_models, make_recipe, capsys):
     assert rc == 2 and f"{no_models}/{SUMMARIZER}" in out
 
 
-def test_a_sub_op_missing_here_names_the_switch(models2_env):
+def test_a_sub_op_without_its_model_names_the_model_and_the_sub_op(models2_env):
+    # video_captioning_from_video_mapper is registered now: with the switch on (the default) its
+    # model must be there, and the error says which sub-op needs which model
     models2_env(SUMMARIZER)
-    with pytest.raises(ValueError, match="`consider_video_caption_from_video` needs the op "
-                                         "video_captioning_from_video_mapper.*set `consider_video_caption_from_video"
-                                         ": false`"):
+    with pytest.raises(FileNotFoundError, match="'kpyu/video-blip-opt-2.7b-ego4d' \\(needed by "
+                                                "video_captioning_from_video_mapper\\) was not found"):
         OPERATORS.get(NAME)()
 
 
