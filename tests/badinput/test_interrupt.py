@@ -103,6 +103,7 @@ def test_ctrl_c_without_checkpoint_says_the_run_starts_over(tmp_path):
 
 
 @pytest.mark.skipif(os.cpu_count() < 2, reason="needs 2 CPUs for 2 worker processes")
+@pytest.mark.slow  # 4 s; Ctrl-C to the driver stays in the default suite
 def test_ctrl_c_to_the_whole_process_group_with_workers(tmp_path):
     # a terminal's Ctrl-C reaches the worker processes too: they stop quietly, the main process reports
     recipe = _setup(tmp_path, n_rows=3000, np_=2)

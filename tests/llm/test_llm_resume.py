@@ -112,6 +112,7 @@ def test_server_dies_mid_run_samples_go_to_the_ledger(tmp_path, llm_server_facto
     assert all("127.0.0.1" in e["message"] for e in ledger), ledger[0]["message"]
 
 
+@pytest.mark.slow  # 20 s (two runs, a restart); the mid-run death test stays in the default suite
 def test_server_dies_clean_stop_then_rerun_with_the_server_back(tmp_path, llm_server_factory):
     srv = llm_server_factory()
     srv.faults({"kind": "die", "match": "sample number 04 "})

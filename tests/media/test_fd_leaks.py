@@ -70,7 +70,7 @@ def _ledger(folder):
     return entries
 
 
-@pytest.mark.parametrize("fusion", [False, True])
+@pytest.mark.parametrize("fusion", [pytest.param(False, marks=pytest.mark.slow), True])  # unfused: slow target
 def test_no_descriptor_left_open_by_a_media_run(make_recipe, media_files, video_files, tmp_path, fusion):  # noqa: F811
     rows = _rows(media_files, video_files)
     recipe = make_recipe(rows, PROCESS, op_fusion=fusion, keep_stats_in_res_ds=True)

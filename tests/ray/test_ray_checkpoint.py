@@ -8,6 +8,7 @@ import sys
 import textwrap
 import time
 
+import pytest
 import yaml
 
 from data_juicer.cli.process import main
@@ -80,6 +81,7 @@ def _cmd(recipe):
     return [sys.executable, "-m", "data_juicer.cli.process", "--config", recipe]
 
 
+@pytest.mark.slow  # 16 s; a killed worker and a changed recipe stay in the default suite
 def test_sigkill_driver_then_resume_gives_same_output(tmp_path, ray_local):
     data, ops = _setup(tmp_path)
     assert main(["--config", _recipe(tmp_path, "ref", data, ops)]) == 0  # the default executor
@@ -112,6 +114,7 @@ def test_sigkill_driver_then_resume_gives_same_output(tmp_path, ray_local):
     assert all(r["text"].endswith("x!!") for r in ours if "x" in r["text"])
 
 
+@pytest.mark.slow  # 5 s; tests/core/test_checkpoint_resume.py covers a changed recipe by default
 def test_changed_recipe_prefix_starts_over(tmp_path, ray_local, capsys):
     data, ops = _setup(tmp_path)
     process = [{"append_bang_mapper": None}, {"text_length_filter": {"min_len": 20}}]

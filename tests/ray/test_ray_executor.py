@@ -68,7 +68,8 @@ DEDUP_ROWS = [{"id": i, "text": t} for i, t in enumerate(
     [{"document_simhash_deduplicator": None}],
     [{"document_minhash_deduplicator": None}],
 ])
-@pytest.mark.parametrize("actors", [True, False])
+# the sharded-actor path (3 s a recipe) runs in the slow target; tests/ray/test_ray_ops_parity.py runs it once
+@pytest.mark.parametrize("actors", [pytest.param(True, marks=pytest.mark.slow), False])
 def test_dedup_and_selectors_keep_the_same_samples(run_both, process, actors, monkeypatch):
     from data_juicer.ops.deduplicator.document_deduplicator import DocumentDeduplicator
 

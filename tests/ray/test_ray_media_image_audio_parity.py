@@ -52,7 +52,7 @@ def _ledger(folder):
     return sorted(out)
 
 
-@pytest.mark.parametrize("fusion", [False, True])
+@pytest.mark.parametrize("fusion", [pytest.param(False, marks=pytest.mark.slow), True])  # unfused: slow
 def test_filters_same_on_ray(run_both, media_files, fusion):
     d, r = run_both(_rows(media_files), FILTERS, keep_stats_in_res_ds=True, op_fusion=fusion)
     out_d, out_r = read_jsonl(d / "result.jsonl"), read_jsonl(r / "result.jsonl")

@@ -86,7 +86,11 @@ def _run(tmp_path, kind, name, params):
     return code, base / "out"
 
 
-@pytest.mark.parametrize("name", _candidates())
+# the slowest ones (model loads in actors, many LLM round trips: 7-10 s each) run in the slow target
+SLOW = {"text_action_filter", "text_entity_dependency_filter", "optimize_prompt_mapper"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in _candidates()])
 def test_op_output_equal_on_ray(name, tmp_path, ray_local):
     params = PARAMS.get(name, {})
     try:

@@ -2,6 +2,8 @@
 import json
 import os
 
+import pytest
+
 from tests.conftest import read_jsonl
 from tests.media.face_videos import make_face_videos
 from tests.media.testdata import real_testdata  # noqa: F401
@@ -18,6 +20,7 @@ def _rows(path):
     return sorted(rows, key=lambda r: r["id"])
 
 
+@pytest.mark.slow  # 7 s; tests/ray/test_ray_video_parity.py keeps video ops on Ray in the default suite
 def test_video_face_ratio_same_on_ray(run_both, real_testdata, video_files, tmp_path):
     faces = make_face_videos(tmp_path / "faces", os.path.join(real_testdata, "image", "skimage"))
     rows = [{"id": 0, "text": f"{V} face", "videos": [faces["face"]]},

@@ -55,6 +55,7 @@ def _norm(rows):
     return sorted(rows, key=lambda r: r["id"])
 
 
+@pytest.mark.slow  # 5 s; tests/ray/test_ray_video_parity.py keeps video ops on Ray in the default suite
 def test_hand_video_ops_same_on_ray(run_both, video_files, tmp_path):
     n = 30
     frames = _frames(str(tmp_path / "frames"), n)

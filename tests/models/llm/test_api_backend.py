@@ -210,6 +210,7 @@ def test_embeddings(llm_server):
     assert len(vecs) == 2 and len(vecs[0]) == 64 and vecs[0] != vecs[1]
 
 
+@pytest.mark.slow  # 10 s; tests/llm/test_llm_resume.py covers a server dying mid-run by default
 def test_server_dies_mid_batch_then_requests_fail_fast(llm_server_factory):
     srv = llm_server_factory()
     srv.respond("ok", match="early")
