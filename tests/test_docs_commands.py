@@ -44,7 +44,13 @@ def test_the_docs_have_commands():
     assert len(COMMANDS) >= 8
 
 
-@pytest.mark.parametrize("doc,command", COMMANDS, ids=[f"{d}:{c[:60]}" for d, c in COMMANDS])
+# commands that tests with asserted values also run (tests/demos/test_demos.py::test_analyze,
+# tests/analysis/test_analysis_outputs.py::test_auto_mode_analyses_auto_num_samples): slow target
+SLOW = ("dj-analyze ",)
+PARAMS = [pytest.param(d, c, marks=pytest.mark.slow) if c.startswith(SLOW) else (d, c) for d, c in COMMANDS]
+
+
+@pytest.mark.parametrize("doc,command", PARAMS, ids=[f"{d}:{c[:60]}" for d, c in COMMANDS])
 def test_doc_command_runs(doc, command, tmp_path):
     for token in shlex.split(command):
         if token.endswith((".yaml", ".yml", ".py", ".jsonl")) and "/" in token and not token.startswith("out"):

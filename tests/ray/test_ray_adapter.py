@@ -22,6 +22,7 @@ def _files(folder):
     return tuple((folder / name).read_bytes() for name in ("result.jsonl", "result_stats.jsonl"))
 
 
+@pytest.mark.slow  # 6 s; tests/core/test_adapter.py runs the same recipe on the default executor
 def test_the_wrong_order_recipe_is_adapted_on_ray_with_the_adapter_off_output(run_both, make_recipe, tmp_path):
     rows = wrong_order_rows()
     plain = tmp_path / "plain"
