@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import yaml
 
 from tests.conftest import read_jsonl, write_jsonl
@@ -103,6 +104,7 @@ def test_changed_recipe_starts_over(tmp_path):
     assert all(len(r["text"]) >= 30 for r in read_jsonl(tmp_path / "ckpt" / "out.jsonl"))
 
 
+@pytest.mark.slow  # 5 s; test_crash_then_resume_gives_same_output stays in the default suite
 def test_crash_inside_a_dedup_does_not_reapply_the_ops_before_it(tmp_path):
     rows = [{"id": i, "text": f"text number {i}"} for i in range(20)]
     data = write_jsonl(tmp_path / "data.jsonl", rows)

@@ -98,6 +98,7 @@ def test_without_use_checkpoint_a_rerun_pays_again(tmp_path, llm_server):
     assert not (tmp_path / "out" / "ckpt" / "llm_requests").exists()
 
 
+@pytest.mark.slow  # 10 s; failed LLM samples in the ledger: tests/llm/test_llm_resume.py rerun test
 def test_server_dies_mid_run_samples_go_to_the_ledger(tmp_path, llm_server_factory):
     srv = llm_server_factory()
     srv.faults({"kind": "die", "match": "sample number 04 "})  # exits when sample 4's request arrives

@@ -2,6 +2,8 @@
 import json
 import os
 
+import pytest
+
 from tests.conftest import read_jsonl
 from tests.media.video_files import video_files  # noqa: F401
 
@@ -24,6 +26,7 @@ def _norm(rows):
     return sorted(rows, key=lambda r: (r["id"], json.dumps(r.get("videos"))))
 
 
+@pytest.mark.slow  # 8 s; video ops on Ray: this and tests/ray/test_ray_video_*.py in the slow target
 def test_video_ops_same_on_ray(run_both, video_files, tmp_path):
     names = ["motion", "long", "vfr", "wide", "audio", "corrupt", "missing"]
     rows = [{"id": i, "text": f"{V} {n}", "videos": [video_files[n]]} for i, n in enumerate(names)]
