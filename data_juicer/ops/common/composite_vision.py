@@ -57,3 +57,27 @@ def itm_scores(itm: Any, pairs: list[tuple]) -> list[float]:
     model, proc = itm.load_model()
     return blip_itm_probs(model, proc, [(flip(img, itm.horizontal_flip, itm.vertical_flip), text)
                                         for img, text in pairs])
+
+
+def character_rows(op: Any, samples: dict, tag: str) -> tuple[list, list[int], list, list[list]]:
+    """The rows of a batch still to ask about ``main_character_list``: (metas, rows, first images,
+    character names). A row without an image or characters gets ``[]`` under ``tag``; a row that
+    has ``tag`` already is left alone."""
+    from data_juicer.ops.common.vision_other import num_rows, row_images, row_metas
+
+    n = num_rows(samples)
+    metas = row_metas(samples, n)
+    col = samples.get(op.image_key)
+    chars = samples.get("main_character_list") or [None] * n
+    rows, images, names = [], [], []
+    for i in range(n):
+        if tag in metas[i]:
+            continue
+        if col is None or not col[i] or not chars[i]:
+            metas[i][tag] = []
+            continue
+        rows.append(i)
+        images.append(row_images(op, samples, i)[col[i][0]])
+        names.append(list(chars[i]))
+    return metas, rows, images, names
+

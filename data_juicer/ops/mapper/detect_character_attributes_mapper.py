@@ -2,8 +2,7 @@ import json
 from typing import Dict, Optional
 
 from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.composite_vision import assistant_part, build_op, mllm_ask
-from data_juicer.ops.common.vision_other import num_rows, row_images, row_metas
+from data_juicer.ops.common.composite_vision import assistant_part, build_op, character_rows, mllm_ask
 from data_juicer.ops.mapper.detect_character_locations_mapper import ITM_FIXED, MLLM_FIXED
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import InterVars
@@ -152,22 +151,9 @@ class DetectCharacterAttributesMapper(Mapper):
         return out
 
     def process_batched(self, samples):
-        n = num_rows(samples)
-        metas = row_metas(samples, n)
-        col = samples.get(self.image_key)
-        chars = samples.get("main_character_list") or [None] * n
-        texts = samples.get(self.text_key) or [""] * n
-        rows, images, names, captions = [], [], [], []
-        for i in range(n):
-            if TAG in metas[i]:
-                continue
-            if col is None or not col[i] or not chars[i]:
-                metas[i][TAG] = []
-                continue
-            rows.append(i)
-            images.append(row_images(self, samples, i)[col[i][0]])
-            names.append(list(chars[i]))
-            captions.append(texts[i] or "")
+        metas, rows, images, names = character_rows(self, samples, TAG)
+        texts = samples.get(self.text_key) or [""] * len(metas)
+        captions = [texts[i] or "" for i in rows]
         for i, described in zip(rows, self.describe(images, names, captions) if rows else []):
             metas[i][TAG] = described
         return samples

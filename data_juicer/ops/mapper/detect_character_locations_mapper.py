@@ -3,8 +3,15 @@ from typing import Dict, Optional
 
 from data_juicer.models.yoloe import check_yoloe, load_yoloe, predict_with_classes
 from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.composite_vision import assistant_part, build_op, itm_scores, merged_args, mllm_ask
-from data_juicer.ops.common.vision_other import device_for, num_rows, row_images, row_metas
+from data_juicer.ops.common.composite_vision import (
+    assistant_part,
+    build_op,
+    character_rows,
+    itm_scores,
+    merged_args,
+    mllm_ask,
+)
+from data_juicer.ops.common.vision_other import device_for
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import InterVars
 
@@ -166,20 +173,7 @@ class DetectCharacterLocationsMapper(Mapper):
         return out
 
     def process_batched(self, samples):
-        n = num_rows(samples)
-        metas = row_metas(samples, n)
-        col = samples.get(self.image_key)
-        chars = samples.get("main_character_list") or [None] * n
-        rows, images, names = [], [], []
-        for i in range(n):
-            if TAG in metas[i]:
-                continue
-            if col is None or not col[i] or not chars[i]:
-                metas[i][TAG] = []
-                continue
-            rows.append(i)
-            images.append(row_images(self, samples, i)[col[i][0]])
-            names.append(list(chars[i]))
+        metas, rows, images, names = character_rows(self, samples, TAG)
         for i, found in zip(rows, self.locate(images, names) if rows else []):
             metas[i][TAG] = found
         return samples
