@@ -194,6 +194,26 @@ class RayDataset:
     def from_rows(cls, rows: list[dict]) -> "RayDataset":
         return cls.from_table(pa.Table.from_pylist(rows))
 
+    @classmethod
+    def from_row_chunks(cls, chunks: Iterable[list[dict]], rows_per_block: int = 4096) -> "RayDataset":
+        """Blocks of about ``rows_per_block`` rows, put in the object store as the chunks come
+        (in order): the driver holds one block's rows at a time, never the whole dataset."""
+        ray = _ray()
+        refs, counts, pending = [], [], []
+
+        def put(rows):
+            refs.append(ray.put(pa.Table.from_pylist(rows)))
+            counts.append(len(rows))
+
+        for chunk in chunks:
+            pending.extend(chunk)
+            if len(pending) >= rows_per_block:
+                put(pending)
+                pending = []
+        if pending or not refs:
+            put(pending)
+        return cls.from_refs(refs, counts)
+
     # -- the blocks, in order --------------------------------------------------------------
     def blocks(self) -> tuple[list, list[int]]:
         """(block refs in dataset order, rows per block); runs the pending plan once."""

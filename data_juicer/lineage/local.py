@@ -25,16 +25,20 @@ class LocalRun:
     order; at most ``window`` roots admitted beyond the oldest unfinished one).
     ``max_active_roots`` bounds the roots admitted and unfinished at once. ``Finished.at`` and
     the result's times are on ``clock`` (the caller's; ``time.time`` by default). Each call's
-    replica is built once, when the run starts (``Call.setup``)."""
+    replica is built once, when the run starts (``Call.setup``). ``forget``: each root's state is
+    dropped as soon as it is handed over (``LineageRuntime.release``), so a long input runs in
+    memory bounded by ``max_active_roots`` (or ``window``); the result then has counters only."""
 
     def __init__(self, plan: Plan, roots: Iterable[dict], *, max_active_roots: Optional[int] = None,
-                 order: str = "completion", window: int = 1024, clock: Callable[[], float] = time.time):
+                 order: str = "completion", window: int = 1024, clock: Callable[[], float] = time.time,
+                 forget: bool = False):
         if order not in ("completion", "input"):
             raise ValueError(f"order must be 'completion' or 'input', got {order!r}")
         if window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
         self.plan, self.roots, self.max_active, self.order, self.window = plan, roots, max_active_roots, order, window
         self.clock = clock
+        self.forget = forget
         self.result: Optional[LineageResult] = None
         self.runtime: Optional[LineageRuntime] = None
         self._reported = 0
@@ -55,14 +59,15 @@ class LocalRun:
 
     def _run(self) -> Iterator[Finished]:
         t0 = time.perf_counter()
-        rt = self.runtime = LineageRuntime(self.plan, clock=self.clock)
+        rt = self.runtime = LineageRuntime(self.plan, clock=self.clock, forget=self.forget)
         fns = {n.out: n.call.build() for n in self.plan.calls}
         source = iter(self.roots)
         exhausted = False
         reported, next_out, held = 0, 0, set()
         while True:
             while not exhausted and (self.max_active is None or rt.active_roots < self.max_active) and \
-                    (self.order == "completion" or len(rt.roots) - next_out < self.window):
+                    (self.order == "completion" or len(rt.roots) - next_out < self.window) and \
+                    not (self.forget and rt.live_roots >= (self.max_active or self.window)):
                 row = next(source, None)
                 if row is None:
                     exhausted = True
@@ -72,13 +77,18 @@ class LocalRun:
                 i = rt.completed[reported]
                 reported += 1
                 self._reported = reported
+                rt.trim_completed(reported)
                 if self.order == "completion":
-                    yield rt.finished(i)
+                    f = rt.finished(i)
+                    rt.release(i)
+                    yield f
                 else:
                     held.add(i)
             while next_out in held:
                 held.discard(next_out)
-                yield rt.finished(next_out)
+                f = rt.finished(next_out)
+                rt.release(next_out)
+                yield f
                 next_out += 1
             ready = rt.ready_calls()
             if not ready:

@@ -219,6 +219,9 @@ def iter_ray(plan: Plan, roots: Iterable[dict], **options) -> Iterator[Finished]
     :param stall_timeout_s: no report for this long raises ``LineageDeadlock`` with the counters
     :param fresh_queued: a batch that will wait behind another at a busy replica takes only parents
         with nothing in flight for that call, so a failing parent has few siblings already sent
+    :param forget: drop each root's state as soon as it is handed over (``LineageRuntime.release``):
+        the driver's memory is bounded by the roots admitted at once (``input_batch_size`` x
+        ``max_active_input_batches``, or ``window``), not by the input; the result has counters only
     :param driver_start: while a CPU call's actors start (a Ray worker process takes seconds), a
         replica of it built in a driver thread runs its batches, one at a time; it stops taking
         batches as soon as an actor answers. GPU calls never, nor calls declared with
@@ -235,7 +238,7 @@ class RayRun:
     def __init__(self, plan: Plan, roots: Iterable[dict], *, order: str = "completion", window: int = 1024,
                  clock: Callable[[], float] = time.time, input_batch_size: int = 256,
                  max_active_input_batches: int = 4, slots_per_replica: int = 2, stall_timeout_s: float = 600.0,
-                 fresh_queued: bool = True, driver_start: bool = True):
+                 fresh_queued: bool = True, driver_start: bool = True, forget: bool = False):
         if order not in ("completion", "input"):
             raise ValueError(f"order must be 'completion' or 'input', got {order!r}")
         if window < 1:
@@ -245,6 +248,7 @@ class RayRun:
         self.slots, self.stall_timeout_s = slots_per_replica, stall_timeout_s
         self.fresh_queued = fresh_queued
         self.driver_start = driver_start
+        self.forget = forget
         self.result: Optional[LineageResult] = None
         self.runtime: Optional[LineageRuntime] = None
         self._reported = 0
@@ -274,7 +278,7 @@ class RayRun:
             ray.init(ignore_reinit_error=True)
         plan, clock = self.plan, self.clock
         t0 = time.perf_counter()
-        rt = self.runtime = LineageRuntime(plan, clock=clock)
+        rt = self.runtime = LineageRuntime(plan, clock=clock, forget=self.forget)
         # the whole cluster, not what is free this instant: a previous run's actors give their CPUs back
         # with a delay, and pools waiting for them are fine (the stall timeout still guards a real hang)
         cpus = plan_cpus(plan, ray.cluster_resources())
@@ -292,6 +296,7 @@ class RayRun:
         reported = 0  # rt.completed[:reported] have been handed over (completion order)
         next_out, held = 0, {}  # input order: the next index to hand over, finished ones waiting for it
         withdrawn_sent = 0
+        cap = self.window if self.order == "input" else self.input_batch_size * self.max_active  # forget mode
         try:
             while True:
                 while active and all(rt.is_complete(i) for i in range(*active[0])):
@@ -301,6 +306,8 @@ class RayRun:
                     start = len(rt.roots)
                     for _ in range(self.input_batch_size):
                         if self.order == "input" and len(rt.roots) - next_out >= self.window:
+                            break
+                        if self.forget and rt.live_roots >= cap:  # finished, not yet handed over
                             break
                         row = next(source, None)
                         if row is None:
@@ -315,13 +322,18 @@ class RayRun:
                     i = rt.completed[reported]
                     reported += 1
                     self._reported = reported
+                    rt.trim_completed(reported)
                     if self.order == "completion":
-                        yield rt.finished(i)
+                        f = rt.finished(i)
+                        rt.release(i)
+                        yield f
                     else:
                         held[i] = True
                 while next_out in held:
                     del held[next_out]
-                    yield rt.finished(next_out)
+                    f = rt.finished(next_out)
+                    rt.release(next_out)
+                    yield f
                     next_out += 1
                 ran_inline = False
                 for call in rt.ready_calls():

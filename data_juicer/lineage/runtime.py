@@ -159,14 +159,72 @@ class Finished(NamedTuple):
     values: dict
     failure: Optional[FailureRecord]
     at: float
+    records: tuple = ()  # forget mode: every failure recorded under this root, in order
 
     @property
     def ok(self) -> bool:
         return self.outcome is Outcome.PRESENT
 
 
+class _RootKeys:
+    """The root keys of a forgetting runtime, made on demand (no list growing with the input)."""
+
+    __slots__ = ("domain", "n")
+
+    def __init__(self, domain: str):
+        self.domain, self.n = domain, 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> EntityKey:
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return EntityKey(self.domain, (i,))
+
+    def append(self, key: EntityKey) -> None:
+        self.n += 1
+
+
+class _Log:
+    """An append-only log addressed by absolute position whose head can be dropped
+    (``trim``): ``len`` counts every entry ever appended, only the kept tail is stored."""
+
+    __slots__ = ("start", "items")
+
+    def __init__(self):
+        self.start, self.items = 0, deque()
+
+    def __len__(self) -> int:
+        return self.start + len(self.items)
+
+    def __getitem__(self, i: int):
+        if i < self.start:
+            raise IndexError(f"entry {i} was trimmed (kept: {self.start}..{len(self) - 1})")
+        return self.items[i - self.start]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def append(self, x) -> None:
+        self.items.append(x)
+
+    def trim(self, upto: int) -> None:
+        """Forget the entries before absolute position ``upto``."""
+        while self.start < upto and self.items:
+            self.items.popleft()
+            self.start += 1
+
+
 class LineageRuntime:
-    def __init__(self, plan: Plan, clock: Callable[[], float] = time.time):
+    """The lineage state of one run. ``forget=True``: a root's state (values, items, children,
+    failure records) is dropped by ``release(index)`` once the caller has its ``Finished``, and
+    ``roots``/``completed`` keep no per-root list, so memory is bounded by the roots alive at once
+    (``live_roots``; ``peak_live_roots`` is the most there ever were), not by the input's length.
+    The failure records of a live root are kept per root and handed over in ``Finished.records``
+    (``failures`` stays empty)."""
+
+    def __init__(self, plan: Plan, clock: Callable[[], float] = time.time, forget: bool = False):
         self.plan = plan
         self.clock = clock
         self.values: dict[tuple[str, EntityKey], tuple[Outcome, Any]] = {}
@@ -177,9 +235,14 @@ class LineageRuntime:
         self.counters = ByCall(plan, self._counters)
         self.failures: list[FailureRecord] = []
         self._first_failure: dict[EntityKey, FailureRecord] = {}
-        self.roots: list[EntityKey] = []
-        self.completed: list[int] = []  # root indexes in completion order
-        self.completed_at: list[float] = []  # on ``clock``
+        self.forget = forget
+        self.roots = _RootKeys(plan.root) if forget else []
+        self.completed = _Log() if forget else []  # root indexes in completion order
+        self.completed_at = _Log() if forget else []  # on ``clock``
+        self._root_records: dict[int, list[FailureRecord]] = {}  # forget: failure records per live root
+        self.peak_live_roots = 0
+        self.released = 0
+        self._ports_at = {d: [p for p, pd in plan.port_domain.items() if pd == d] for d in plan.domains}
         self.t0 = clock()
         self.doomed_log: list[tuple[str, EntityKey]] = []  # (call port, key) doomed while in flight
         self._open: dict[tuple[str, tuple], int] = {}  # (child domain, parent path) -> reduces unresolved
@@ -209,7 +272,10 @@ class LineageRuntime:
         return chain[::-1]
 
     def _record(self, rec: FailureRecord) -> FailureRecord:
-        self.failures.append(rec)
+        if self.forget:
+            self._root_records.setdefault(rec.key.path[0], []).append(rec)
+        else:
+            self.failures.append(rec)
         self._first_failure.setdefault(rec.key, rec)
         return rec
 
@@ -244,6 +310,8 @@ class LineageRuntime:
         key = EntityKey(self.plan.root, (len(self.roots),))
         self.roots.append(key)
         self._root_left[key] = len(self._out_ports)
+        if len(self._root_left) > self.peak_live_roots:
+            self.peak_live_roots = len(self._root_left)
         self._create(key)
         for p in self.plan.inputs:
             self._set(p, key, P, values[p])
@@ -256,11 +324,56 @@ class LineageRuntime:
         return len(self.completed) == len(self.roots)
 
     def is_complete(self, index: int) -> bool:
-        return self._root_left[self.roots[index]] == 0
+        return self._root_left.get(self.roots[index], 0) == 0  # a released root was complete
 
     @property
     def active_roots(self) -> int:
         return len(self.roots) - len(self.completed)
+
+    @property
+    def live_roots(self) -> int:
+        """Roots whose state is held: admitted and not released (all admitted ones without ``forget``)."""
+        return len(self._root_left)
+
+    def release(self, index: int) -> None:
+        """Drop every piece of state of the complete root ``index`` (``forget`` mode; a no-op
+        otherwise): its values and items at every depth, its children, its failure records.
+        Reports still to come for its doomed items are rejected as stale."""
+        if not self.forget:
+            return
+        key = self.roots[index]
+        left = self._root_left.get(key)
+        if left is None:
+            return
+        if left:
+            raise RuntimeError(f"root {index} is not complete; only a complete root can be released")
+        del self._root_left[key]
+        self.released += 1
+        self._root_records.pop(index, None)
+        values, items, ff, children = self.values, self.items, self._first_failure, self._children
+        stack = [key]
+        while stack:
+            k = stack.pop()
+            dom, path = k.domain, k.path
+            for p in self._ports_at[dom]:
+                values.pop((p, k), None)
+                items.pop((p, k), None)
+                self._filters_pending.pop((p, k), None)
+            ff.pop(k, None)
+            for d2 in self._child_domains[dom]:
+                n = children.pop((d2, path), None)
+                if n is None:
+                    continue
+                self._dead.discard((d2, path))
+                for out, _ in self._calls_at[d2]:
+                    self._inflight.pop((out, path), None)
+                stack.extend(EntityKey(d2, path + (j,)) for j in range(n))
+
+    def trim_completed(self, upto: int) -> None:
+        """``forget`` mode: drop ``completed[:upto]`` (and their times), already handed over."""
+        if self.forget:
+            self.completed.trim(upto)
+            self.completed_at.trim(upto)
 
     # -- dispatch --------------------------------------------------------------------------
     def ready_calls(self) -> list[str]:
@@ -299,7 +412,8 @@ class LineageRuntime:
         while len(q):
             if room is not None:
                 taken.clear()
-            keys = q.pop_batch(lambda k: items[(call, k)].state is ItemState.READY, room)
+            keys = q.pop_batch(lambda k: (it := items.get((call, k))) is not None and it.state is ItemState.READY,
+                               room)
             if not keys:
                 if q.held:
                     return None  # what is left waits for its parents' items in flight
@@ -532,8 +646,9 @@ class LineageRuntime:
         outs = self.root_outputs(index)
         outcome = worst(o for o, _ in outs.values())
         failure = None if outcome is P else self.cause_of(self.roots[index])
+        records = tuple(self._root_records.get(index, ())) if self.forget else ()
         return Finished(index, outcome, {k: v for k, (o, v) in outs.items()}, failure,
-                        self.clock() if at is None else at)
+                        self.clock() if at is None else at, records)
 
     def iter_completed(self, start: int = 0) -> Iterator[int]:
         yield from self.completed[start:]
@@ -769,6 +884,9 @@ class LineageResult:
 
     @classmethod
     def from_runtime(cls, rt: LineageRuntime, seconds: float, **extra) -> "LineageResult":
+        if rt.forget:  # the roots' outputs went to the caller as they finished: counters and times only
+            return cls([], [], rt.counters, list(rt.completed), list(rt.completed_at), seconds,
+                       dict(extra, roots=len(rt.roots), peak_live_roots=rt.peak_live_roots), started_at=rt.t0)
         outputs = [rt.root_outputs(i) for i in range(len(rt.roots))]
         failed = {}
         for i, outs in enumerate(outputs):

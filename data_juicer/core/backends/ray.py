@@ -97,12 +97,10 @@ def _run_fused(run: FusedRun, table):
         raise RuntimeError(f"DJ-OP-ERROR[{info}]") from None
 
 
-_ORDER = "__dj__lineage_order__"  # a streamed row's input index, through the pass after the stage
 
-
-def _streamed_chunk(run: FusedRun, table):
-    """One burst of a streaming op's rows through the next pass: (kept rows, ledger records)."""
-    return _split_errors(_run_fused(run, table))
+def _apply_block(fn, table):
+    """``fn`` (a ``_FusedBatchFn``) on one block, as a task: the streamed pass after a lineage stage."""
+    return fn(table)
 
 
 class _FusedBatchFn:
@@ -452,13 +450,18 @@ class RayBackend(Backend):
     can_stream = True
 
     def run_streamed(self, op: OP, ds: RayDataset, stage, run, batch_size: int):
-        """The pass after a streaming op as one Ray task per burst of finished rows, sent while the
-        op goes on; rows back in input order. A pass that needs an actor (a model) runs after the
-        op instead, as usual (a model would load once per burst)."""
-        import pyarrow.compute as pc
+        """The pass after a streaming op as one Ray task per ``batch_size`` finished rows, sent
+        while the op goes on. The op hands its samples over in input order (``order='input'``:
+        a bounded window of samples alive, the driver never holds the whole input or output), so
+        the tasks' blocks are already in order: no gather, no sort. Failed rows are ledgered by
+        the tasks, as in ``run_pass``. A pass that needs an actor (a model) runs after the op
+        instead, as usual (a model would load once per task)."""
+        import uuid
+
+        import numpy as np
+        import pyarrow as pa
         import ray
 
-        from data_juicer.core.ray_dataset import unify
         from data_juicer.utils.batch import rows_to_batch
 
         if any(needs_actor(o) for o in stage.ops):
@@ -471,33 +474,45 @@ class RayBackend(Backend):
         env = runtime_env_for(stage.ops)
         if env:
             res["runtime_env"] = env
-        task = remote(_streamed_chunk, num_returns=2)
+        parts = os.path.join(self.job.dir, ".ledger-parts", uuid.uuid4().hex[:12])
+        os.makedirs(parts, exist_ok=True)
+        task = remote(_apply_block, scheduling_strategy="SPREAD")
         task = task.options(**res) if res else task
-        run_ref = ray.put(run)
-        goods, bads, n_mid = [], [], 0
-        for burst in op.iter_bursts(plain):
-            todo = [(i, r) for i, rows in burst for r in rows]
-            n_mid += len(todo)
-            for start in range(0, len(todo), batch_size):
-                chunk = todo[start:start + batch_size]
-                good, bad = task.remote(run_ref, to_table(rows_to_batch([dict(r, **{_ORDER: i}) for i, r in chunk])))
-                goods.append(good)
-                bads.append(bad)
+        fn_ref = ray.put(_FusedBatchFn(run, parts, self.ledger.id_keys))
+        goods: list = []
+        n_mid = 0
+        pending: list = []
+
+        def send(rows):
+            nonlocal n_mid
+            table = to_table(rows_to_batch(rows))  # stable ids in stage-output order: ledger parts sort by them
+            table = table.append_column(ID, pa.array(np.arange(n_mid, n_mid + len(rows), dtype=np.int64)))
+            n_mid += len(rows)
+            goods.append(task.remote(fn_ref, table))
+
         try:
-            failed = [rec for records in ray.get(bads) for rec in records]
-            table = unify(ray.get(goods))
+            for burst in op.iter_bursts(plain, order="input"):
+                for _, rows in burst:
+                    pending.extend(rows)
+                while len(pending) >= batch_size:
+                    send(pending[:batch_size])
+                    del pending[:batch_size]
+            if pending:
+                send(pending)
+            result = RayDataset.from_refs(goods)
+            total = result.num_rows  # waits for the tasks (and raises what they raised)
         except Exception as e:
             err = _op_error_from(e)
             if err is not None:
                 raise err from None
             raise
-        if failed:
-            self.ledger.record(failed)
-            logger.warning(f"[{stage.label}] {len(failed)} samples failed and went to {self.ledger.path}")
-        if not table.num_rows or _ORDER not in table.column_names:
-            return ds.select([]) if not table.num_rows else RayDataset.from_table(table).renumbered(), n_mid
-        table = table.take(pc.sort_indices(table, [(_ORDER, "ascending")])).drop_columns([_ORDER])  # stable
-        return RayDataset.from_table(table, self._num_blocks(table.num_rows)).renumbered(), n_mid
+        finally:
+            n_failed = absorb_ledger_parts(self.ledger, parts)
+        if n_failed:
+            logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
+        if not total:
+            return ds.select([]), n_mid
+        return result.renumbered(), n_mid
 
     # -- checkpoint store -----------------------------------------------------------------
     def save(self, ds: RayDataset, folder: str):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from data_juicer.lineage.failures import Outcome, RecordFailure
 from data_juicer.lineage.model import Call, Program, Recovery
@@ -134,6 +134,7 @@ class StageReport:
     children_kept: int = 0
     children_failed: int = 0
     seconds: float = 0.0
+    peak_live_roots: int = 0  # the most samples alive in the engine at once
 
 
 class FanOutStage:
@@ -201,53 +202,76 @@ class FanOutStage:
         done.sort(key=lambda x: x[0])
         return [r for _, out in done for r in out]
 
-    def iter_bursts(self, rows: Sequence[dict], ledger: Optional[Callable[[list[dict]], Any]] = None,
-                    **engine_kwargs):
+    def iter_bursts(self, rows: Iterable[dict], ledger: Optional[Callable[[list[dict]], Any]] = None,
+                    order: str = "completion", window: int = 1024, **engine_kwargs):
         """Each sample's output rows as soon as the sample is finished: yields lists of
         ``(sample index, its output rows)``, one list per burst of samples that finished together
-        (the engine is about to compute again, or wait, after it). The ledger entries are written
-        at the end, in sample order, as ``run`` writes them."""
+        (the engine is about to compute again, or wait, after it).
+
+        ``rows`` is read lazily and the engine forgets each sample once it is handed over
+        (``LineageRuntime.release``): at most ``window`` samples are alive at once (admitted, not
+        yet handed over; ``report.peak_live_roots`` says how many there were), whatever the input's
+        length. ``order``: ``completion`` (as samples finish; the ledger entries are written at the
+        end, in sample order) or ``input`` (bursts in sample order; each burst's ledger entries are
+        written with it, so the ledger is in sample order too and nothing is held until the end)."""
         import time
 
+        _choice("order", order, ("completion", "input"))
         t0 = time.perf_counter()
-        roots = ({"row": r} for r in rows)
+        self.report = report = StageReport()
+        parents: dict[int, dict] = {}  # the samples alive in the engine, by index
+        self._parents = parents
+
+        def roots():
+            for i, r in enumerate(rows):
+                parents[i] = r
+                report.parents_in = i + 1
+                yield {"row": r}
+
+        opts = dict(engine_kwargs, order=order, window=window, forget=True)
         if self.engine == "ray":
             from data_juicer.lineage.ray_executor import iter_ray
 
-            stream = iter_ray(self.plan, roots, **engine_kwargs)
+            opts.setdefault("input_batch_size", min(256, window))
+            opts.setdefault("max_active_input_batches", max(1, window // opts["input_batch_size"]))
+            stream = iter_ray(self.plan, roots(), **opts)
         else:
             from data_juicer.lineage.local import iter_local
 
-            stream = iter_local(self.plan, roots, **engine_kwargs)
-        self.report = report = StageReport(parents_in=len(rows))
-        failures: dict[tuple, Any] = {}
-        seen = 0
+            opts.setdefault("max_active_roots", window)
+            stream = iter_local(self.plan, roots(), **opts)
         names = {n.out: n.call.name for n in self.plan.calls}
         errors: list[tuple[int, list[dict]]] = []
         burst: list[tuple[int, list[dict]]] = []
         out_rows = 0
         for f in stream:
-            rt = stream.runtime
-            for rec in rt.failures[seen:]:  # the last record per entity, as the result's list gives it
-                failures[rec.key.path] = rec
-            seen = len(rt.failures)
-            out, errs = self._parent_rows(f.index, rows[f.index], f.values["children"], f.outcome, failures, names)
+            failures = {rec.key.path: rec for rec in f.records}  # the last record per entity
+            out, errs = self._parent_rows(f.index, parents.pop(f.index), f.values["children"], f.outcome,
+                                          failures, names)
             out_rows += len(out)
             if errs:
                 errors.append((f.index, errs))
             burst.append((f.index, out))
             if not stream.backlog:
+                if order == "input" and errors and ledger is not None:
+                    ledger([e for _, errs in errors for e in errs])
+                    errors = []
                 yield burst
                 burst = []
         if burst:
             yield burst
         report.rows_out = out_rows
         report.parents_out = out_rows if self.output == "parents" else report.parents_in
+        report.peak_live_roots = stream.runtime.peak_live_roots if stream.runtime is not None else 0
         report.seconds = time.perf_counter() - t0
         self.result = stream.result
         if errors and ledger is not None:
             errors.sort(key=lambda x: x[0])
             ledger([e for _, errs in errors for e in errs])
+
+    def parent(self, index: int) -> Optional[dict]:
+        """A sample still alive in the running stage (e.g. the one an abort names), else None."""
+        return getattr(self, "_parents", {}).get(index)
 
     def _parent_rows(self, i: int, parent: dict, children, outcome, failures: dict, names: dict):
         """(output rows, ledger entries) of one finished sample."""

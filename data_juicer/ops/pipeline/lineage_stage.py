@@ -45,6 +45,9 @@ class LineageStage(OP):
         recipe (mappers and filters up to the next dataset-level op) as soon as it is finished, so
         they do not wait for the slowest sample; the output is the same, in input order. ``false``:
         those ops start when the whole stage is done
+    :param max_live_samples: samples held by the stage at once (read, not yet finished and handed
+        on): the input is read a batch at a time and each sample's state is dropped as soon as it
+        is finished, so the stage's memory does not grow with the dataset
     """
 
     extension = True  # ours, beyond Data-Juicer's catalogue
@@ -69,12 +72,14 @@ class LineageStage(OP):
         engine: Literal["local", "ray"] = "local",
         replicas: PositiveInt = 1,
         stream: bool = True,
+        max_live_samples: PositiveInt = 1024,
         **kwargs,
     ):
         super().__init__(**kwargs)
         from data_juicer.ops.pipeline._lineage_fanout import FanOutStage
 
         self.stream = stream
+        self.max_live_samples = max_live_samples
         self.stage = FanOutStage(
             expand, child_ops, text_key=self.text_key, chunk_size=chunk_size, children_key=children_key,
             child_fields=child_fields, child_stats_key=child_stats_key, drop_parents=drop_parents, output=output,
@@ -82,6 +87,18 @@ class LineageStage(OP):
             engine=engine, replicas=replicas, op_defaults=inherited_defaults(self))
 
     def process(self, dataset):
+        """The stage's output as a dataset, in sample order. A dataset type that builds itself from
+        row chunks (``from_row_chunks``, the Ray one) gets the rows as they come, in bounded
+        bursts; the others are built from the whole list."""
+        from_chunks = getattr(type(dataset), "from_row_chunks", None)
+        if from_chunks is not None:
+            def chunks():
+                for burst in self.iter_bursts(dataset, order="input"):
+                    rows = [r for _, rs in burst for r in rs]
+                    if rows:
+                        yield rows
+            out = from_chunks(chunks())
+            return out if len(out) else dataset.select([])
         rows: list = []
         for burst in self.iter_bursts(dataset):
             rows.extend(burst)
@@ -91,15 +108,18 @@ class LineageStage(OP):
             return dataset.select([])
         return type(dataset).from_rows(out)
 
-    def iter_bursts(self, dataset):
+    def iter_bursts(self, dataset, order: str = "completion"):
         """The stage's output as it comes: lists of ``(sample index, output rows)``, one list per
-        burst of samples finished together (completion order; sort by index for input order).
-        Failed children and samples go to the job's ledger at the end."""
+        burst of samples finished together (``order``: ``completion``, sort by index for input
+        order; or ``input``). The samples are read from ``dataset`` a batch at a time and the
+        engine forgets each one once it is finished, so at most ``max_live_samples`` are held at
+        once. Failed children and samples go to the job's ledger (at the end; per burst with
+        ``order='input'``)."""
         from data_juicer.lineage import LineageAbort
         from data_juicer.ops.pipeline._lineage_fanout import ledger_writer
         from data_juicer.utils.batch import iter_rows
 
-        rows = [r for batch in dataset.iter_batches(self.batch_size) for r in iter_rows(batch)]
+        rows = (r for batch in dataset.iter_batches(self.batch_size) for r in iter_rows(batch))
         errors_path = os.path.join(self.work_dir, "errors.jsonl") if self.work_dir else None
         job_ledger = getattr(dataset, "ledger", None)  # the job's, passed in with the data (counted in summary.json)
         if job_ledger is not None:
@@ -107,16 +127,17 @@ class LineageStage(OP):
         else:
             ledger = ledger_writer(errors_path) if errors_path else None
         try:
-            yield from self.stage.iter_bursts(rows, ledger=ledger)
+            yield from self.stage.iter_bursts(rows, ledger=ledger, order=order, window=self.max_live_samples)
         except LineageAbort as e:  # skip_op_error is off: stop like any other op, naming the sample
             from data_juicer.utils.errors import OpError
 
             path = e.keys[0].path
-            sid = rows[path[0]].get("id", f"#{path[0]}")
+            sid = (self.stage.parent(path[0]) or {}).get("id", f"#{path[0]}")
             where = f"child {path[1]} of sample {sid!r}" if len(path) > 1 else f"sample {sid!r}"
             raise OpError(f"{self.name}/{e.call}", where, e.cause) from e
         r = self.stage.report
         logger.info(f"[{self.name}] {r.parents_in} samples -> {r.children} children ({r.children_kept} kept, "
-                    f"{r.children_failed} failed) -> {r.rows_out} rows in {r.seconds:.2f}s")
+                    f"{r.children_failed} failed) -> {r.rows_out} rows in {r.seconds:.2f}s "
+                    f"(at most {r.peak_live_roots} samples held at once)")
         if r.children_failed and errors_path:
             logger.warning(f"[{self.name}] {r.children_failed} children failed; see {errors_path}")
