@@ -75,9 +75,117 @@ def make_data(work: Path, n: int, seed: int = 7) -> Path:
     return data
 
 
-def ensure_models(models_dir: Path | None, work: Path) -> Path:
+# -- real-size models: Data-Juicer's default architectures with seeded random weights ---------
+REAL_SIZE_DIR = "real-size-models"
+
+
+def _fill_inplace(model, seed: int, std: float = 0.02):
+    """Every float parameter/buffer from a seeded normal (std ``std``), norms at 1/0, in place (no
+    second copy of the weights in memory). Random weights cost the same compute as trained ones."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in sorted(model.state_dict(keep_vars=True).items()):
+            if not t.is_floating_point():
+                continue
+            low = name.lower()
+            if t.ndim == 1 and ("norm" in low or ".ln" in low or low.startswith("ln")):
+                t.fill_(1.0 if name.endswith("weight") else 0.0)
+            else:
+                t.copy_(torch.randn(t.shape, generator=gen) * std)
+    return model
+
+
+def real_clip(folder: str, seed: int = 0) -> None:
+    """openai/clip-vit-base-patch32: ``CLIPConfig()``'s defaults are that model (text 12x512, 77
+    positions, vocabulary 49,408; vision ViT-B/32 12x768 at 224 px; projection 512), with its
+    processor (``CLIPImageProcessor()`` defaults = its preprocessor_config: shortest edge 224,
+    centre crop 224, bicubic, OpenAI mean/std). The tokenizer is the tests' tiny byte-level BPE
+    (no CLIP vocabulary offline): captions become more tokens than with CLIP's (byte fallback), so
+    the text tower, a few % of the work here, costs a little more than with the real tokenizer."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+
+    from tests.models.vision_tiny_models import _save, clip_tokenizer
+
+    tok = clip_tokenizer(os.path.join(folder, ".tok"))
+    cfg = CLIPConfig(text_config={"bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id,
+                                  "pad_token_id": tok.pad_token_id})
+    model = _fill_inplace(CLIPModel(cfg), seed)
+    _save(model, CLIPProcessor(image_processor=CLIPImageProcessor(), tokenizer=tok), folder)
+
+
+def real_aesthetics(folder: str, seed: int = 0) -> None:
+    """shunk031/aesthetics-predictor-v2-sac-logos-ava1-l14-linearMSE: CLIP ViT-L/14's vision tower
+    with projection (24x1024, 16 heads, patch 14, 224 px, projection 768, quick_gelu: the
+    clip-vit-large-patch14 vision config) + the v2 MLP head, with ViT-L/14's CLIP processor."""
+    from transformers import CLIPImageProcessor, CLIPVisionConfig
+
+    from data_juicer.models.vision import aesthetics_class
+    from tests.models.vision_tiny_models import _save
+
+    cls = aesthetics_class("v2_linear")
+    cfg = CLIPVisionConfig(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16,
+                           patch_size=14, image_size=224, projection_dim=768, hidden_act="quick_gelu")
+    model = cls(cfg)
+    model.config.architectures = [cls.__name__]
+    _save(_fill_inplace(model, seed), CLIPImageProcessor(), folder)
+
+
+def real_vit(folder: str, labels: tuple, seed: int = 0) -> None:
+    """A ViT-base/16 image classifier at 224 px (``ViTConfig()`` defaults: 12x768, 12 heads, MLP
+    3072), as Falconsai/nsfw_image_detection and amrul-hzz/watermark_detector are, with their
+    ``ViTImageProcessor`` (224x224, bilinear, mean/std 0.5: ``ViTImageProcessor()`` defaults)."""
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    from tests.models.vision_tiny_models import _save
+
+    cfg = ViTConfig(num_labels=len(labels), id2label=dict(enumerate(labels)),
+                    label2id={lab: i for i, lab in enumerate(labels)})
+    _save(_fill_inplace(ViTForImageClassification(cfg), seed), ViTImageProcessor(), folder)
+
+
+REAL_BUILDERS = {
+    MODELS["clip"]: lambda f: real_clip(f),
+    MODELS["aes"]: lambda f: real_aesthetics(f, seed=1),
+    MODELS["nsfw"]: lambda f: real_vit(f, ("normal", "nsfw"), seed=2),
+    MODELS["wm"]: lambda f: real_vit(f, ("clean", "watermark"), seed=3),
+}
+
+
+def _du_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def ensure_real_models(work: Path) -> Path:
+    """Builds the four real-size models once under ``work/real-size-models`` (cached); prints the disk use."""
+    import gc
+    import time
+
+    root = work / REAL_SIZE_DIR
+    for name, build in REAL_BUILDERS.items():
+        folder = root / name
+        if (folder / "config.json").exists():
+            continue
+        t0 = time.time()
+        tmp = folder.with_name(folder.name + ".partial")
+        build(str(tmp))
+        if folder.exists():
+            import shutil
+
+            shutil.rmtree(folder)
+        tmp.rename(folder)
+        gc.collect()
+        print(f"built {name} in {time.time() - t0:.0f} s ({_du_mb(folder):.0f} MB)", flush=True)
+    print(f"real-size models: {root} ({_du_mb(root):.0f} MB on disk)", flush=True)
+    return root
+
+
+def ensure_models(models_dir: Path | None, work: Path, real_size: bool = False) -> Path:
     if models_dir:
         return models_dir
+    if real_size:
+        return ensure_real_models(work)
     from tests.models.vision_tiny_models import TinyModels
 
     root = work / "tiny-models"
@@ -199,12 +307,114 @@ def pil_check(root: Path, dj_rows: list[dict]) -> dict:
             for key, vals in got.items()}
 
 
+def op_shares(model, ip, imgs, clip: bool) -> dict:
+    """Share of the forward pass's self CPU time per kind of torch op (torch profiler, one chunk):
+    matrix products (linear / matmul / bmm / addmm / conv), attention kernels, the rest."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile as tprofile
+
+    px = ip(images=list(imgs), return_tensors="pt")["pixel_values"]
+    with torch.inference_mode(), tprofile(activities=[ProfilerActivity.CPU]) as prof:
+        model.get_image_features(pixel_values=px) if clip else model(pixel_values=px)
+    kinds = {"gemm": ("addmm", "mm", "bmm", "matmul", "linear", "conv", "mkldnn"),
+             "attention": ("attention", "softmax")}
+    tot, by = 0.0, {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+    top = []
+    for ev in prof.key_averages():
+        t = ev.self_cpu_time_total
+        tot += t
+        name = ev.key.lower()
+        kind = next((k for k, pats in kinds.items() if any(p in name for p in pats)), "other")
+        by[kind] += t
+        top.append((t, ev.key))
+    top.sort(reverse=True)
+    return {**{k: round(v / max(tot, 1e-9), 3) for k, v in by.items()},
+            "top": [(k, round(t / max(tot, 1e-9), 3)) for t, k in top[:6]]}
+
+
+def profile(root: Path, data: Path, n: int, batch: int) -> dict:
+    """In-process CPU seconds (``time.process_time``, all threads) per image of each model's
+    pre-processing and forward pass: ours (batches of ``batch``, our loader and scoring functions)
+    and Data-Juicer's way (one sample per call, the same processor, ``no_grad`` like DJ's NSFW /
+    watermark / aesthetics ops; DJ's similarity op has none). Same torch and transformers for
+    both, so it isolates batching from library versions."""
+    import time
+
+    import torch
+    from PIL import Image
+
+    from data_juicer.models.vision import load_vision_model
+    from data_juicer.models.vision_scores import aesthetics_scores, class_probs, clip_image_embeds, clip_text_embeds
+
+    rows = benchlib.load_jsonl(data)[:n]
+    imgs = [Image.open(r["images"][0]).convert("RGB") for r in rows]
+    texts = [r["text"].replace(IMG, "").strip() for r in rows]
+    out = {"torch_threads": torch.get_num_threads(), "n": len(imgs)}
+
+    def clock(fn):
+        t0, w0 = time.process_time(), time.perf_counter()
+        fn()
+        return {"cpu_ms_per_image": 1000 * (time.process_time() - t0) / len(imgs),
+                "wall_ms_per_image": 1000 * (time.perf_counter() - w0) / len(imgs)}
+
+    specs = {
+        "nsfw": dict(name=str(root / MODELS["nsfw"]), processor="AutoImageProcessor",
+                     fallback_class="AutoModelForImageClassification"),
+        "wm": dict(name=str(root / MODELS["wm"]), processor="AutoImageProcessor",
+                   fallback_class="AutoModelForImageClassification"),
+        "aes": dict(name=str(root / MODELS["aes"]), arch="aesthetics", processor="CLIPProcessor"),
+        "clip": dict(name=str(root / MODELS["clip"]), processor="AutoProcessor"),
+    }
+    for key, spec in specs.items():
+        model, proc = load_vision_model(**spec)
+        ip = getattr(proc, "image_processor", None) or proc
+        res = {"preprocess": clock(lambda: [ip(images=[im], return_tensors="pt") for im in imgs])}
+        px = ip(images=imgs[:1], return_tensors="pt")["pixel_values"]
+        with torch.inference_mode():
+            model(pixel_values=px) if key != "clip" else model.get_image_features(pixel_values=px)  # warm-up
+        if key in ("nsfw", "wm"):
+            res["ours"] = clock(lambda: class_probs(model, proc, imgs))
+
+            def dj():
+                with torch.no_grad():
+                    for im in imgs:
+                        model(**ip(images=[im], return_tensors="pt"))
+        elif key == "aes":
+            res["ours"] = clock(lambda: aesthetics_scores(model, proc, imgs, True))
+
+            def dj():
+                with torch.no_grad():
+                    for im in imgs:
+                        model(**ip(images=[im], return_tensors="pt"))
+        else:
+            res["ours"] = clock(lambda: (clip_image_embeds(model, proc, imgs), clip_text_embeds(model, proc, texts)))
+            max_len = model.config.text_config.max_position_embeddings
+
+            def dj():
+                for im, t in zip(imgs, texts):
+                    model(**proc(text=t, images=[im], return_tensors="pt", truncation=True, max_length=max_len,
+                                 padding=True))
+        res["dj_way"] = clock(dj)
+        res["op_share"] = op_shares(model, ip, imgs[:min(len(imgs), 8)], key == "clip")
+        out[key] = res
+        print(key, json.dumps(res), flush=True)
+        del model, proc
+        from data_juicer.models.loader import clear_models
+
+        clear_models()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--np", type=int, default=1, help="worker processes (np) for both systems")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--models-dir", type=Path, default=None)
+    ap.add_argument("--real-size", action="store_true",
+                    help="seeded random weights for the real architectures of Data-Juicer's default models "
+                         "(CLIP ViT-B/32, aesthetics CLIP ViT-L/14 + head, two ViT-B/16 classifiers; 224 px), "
+                         "built once under WORK/real-size-models (~2.4 GB)")
     ap.add_argument("--with-dj", action="store_true")
     ap.add_argument("--parallel", action="store_true",
                     help="with --with-dj: run both systems at the same time (same machine load; on a shared "
@@ -212,13 +422,21 @@ def main() -> int:
     ap.add_argument("--pil-check", action="store_true",
                     help="with --with-dj: also score DJ's kept samples with our functions and PIL image "
                          "processors (isolates the pre-processing backend)")
+    ap.add_argument("--profile", action="store_true",
+                    help="no recipe runs: CPU ms per image of each model's pre-processing and forward, ours "
+                         "(batched) vs one sample per call (Data-Juicer's way), in this process")
     ap.add_argument("--dj-python", default=None)
     ap.add_argument("--work", type=Path, default=HERE / "work")
     args = ap.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     data = make_data(work, args.n)
-    root = ensure_models(args.models_dir, work)
+    root = ensure_models(args.models_dir, work, args.real_size)
+    if args.profile:
+        prof = profile(root, data, args.n, args.batch_size)
+        (work / "profile.json").write_text(json.dumps(prof, indent=2))
+        print(f"profile: {work / 'profile.json'}")
+        return 0
     env = benchlib.offline_env({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")})
     jobs = [("ours", benchlib.ours_cmd(), recipe(data, work / "out_ours" / "result.jsonl", root, args.np,
                                                  args.batch_size), env)]
