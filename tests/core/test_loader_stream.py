@@ -1,0 +1,93 @@
+"""Loader: larger JSONL streamed by pyarrow into one cached Arrow file (``_stream_large_jsonl``) gives
+the datasets json builder's table; any block that does not fit the first one's schema, or a bad
+line, goes to the builder as before. The size limits are lowered so small files take the path."""
+import json
+import os
+
+import datasets
+import pytest
+
+from data_juicer.core import loader as loader_mod
+from data_juicer.core.loader import DataLoadError, Loader, SourceSpec
+
+
+@pytest.fixture
+def stream_small(monkeypatch):
+    monkeypatch.setattr(loader_mod, "SMALL_BYTES", 0)  # nothing is "small": large-file paths only
+    monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256)  # a few lines per block
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _load(path, cache):
+    return Loader(text_keys=["text"], cache_dir=str(cache)).load([SourceSpec(str(path))]).dataset
+
+
+def _builder(path, cache):
+    return datasets.load_dataset("json", data_files=[str(path)], split="train", cache_dir=str(cache / "b"))
+
+
+def _streamed_files(cache):
+    root = cache / "dj_jsonl"
+    return sorted(p.name for p in root.rglob("*.arrow")) if root.exists() else []
+
+
+ROWS = [{"id": f"d{i}", "text": f"línea {i} " * (i % 7 + 1), "meta": {"n": i, "src": "x" if i % 2 else "y"}}
+        for i in range(60)]
+
+
+def test_uniform_file_streamed_same_table_as_builder(tmp_path, stream_small):
+    path = _write(tmp_path / "d.jsonl", ROWS)
+    ds = _load(path, tmp_path / "c")
+    assert _streamed_files(tmp_path / "c") == ["data.arrow"]
+    ref = _builder(path, tmp_path / "c")
+    assert ds.data.table.equals(ref.data.table)
+    assert ds.features == ref.features
+    assert ds[59] == {"id": "d59", "text": "línea 59 " * 4, "meta": {"n": 59, "src": "x"}}
+    assert len(ds.data.table.to_batches()) > 5  # it did go block by block
+
+
+def test_rerun_reuses_file_and_changed_input_makes_new_one(tmp_path, stream_small):
+    path = _write(tmp_path / "d.jsonl", ROWS)
+    cache = tmp_path / "c"
+    first = _load(path, cache)
+    second = _load(path, cache)
+    assert first.cache_files == second.cache_files and first._fingerprint == second._fingerprint
+    _write(path, ROWS[:10])
+    third = _load(path, cache)
+    assert third.num_rows == 10 and third.cache_files != first.cache_files
+    assert len(list((cache / "dj_jsonl").iterdir())) == 2
+
+
+def test_field_first_seen_late_goes_to_builder(tmp_path, stream_small):
+    rows = [dict(r) for r in ROWS]
+    rows[50]["extra"] = "late"  # not in the first block's schema
+    path = _write(tmp_path / "d.jsonl", rows)
+    ds = _load(path, tmp_path / "c")
+    assert _streamed_files(tmp_path / "c") == []  # no half file left behind either
+    assert ds.data.table.equals(_builder(path, tmp_path / "c").data.table)
+    assert ds[50]["extra"] == "late" and ds[49]["extra"] is None
+
+
+def test_kind_change_goes_to_builder(tmp_path, stream_small, monkeypatch):
+    rows = [dict(r) for r in ROWS]
+    rows[40]["meta"] = {"n": "forty", "src": "x"}  # int before, string here
+    path = _write(tmp_path / "d.jsonl", rows)
+    ds = _load(path, tmp_path / "c")
+    assert _streamed_files(tmp_path / "c") == []
+    monkeypatch.setattr(Loader, "_stream_large_jsonl", lambda self, files: None)  # the loader as before
+    before = _load(path, tmp_path / "c0")
+    assert ds.features == before.features and ds.to_list() == before.to_list()
+    assert ds[40]["meta"] == {"n": "forty", "src": "x"} and ds[39]["meta"] == {"n": 39, "src": "x"}
+
+
+def test_bad_line_still_names_its_line(tmp_path, stream_small):
+    path = _write(tmp_path / "d.jsonl", ROWS)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"id": "bad", "text": \n')
+    with pytest.raises(DataLoadError, match=r"line 61"):
+        _load(path, tmp_path / "c")
+    assert not any(n.endswith(".arrow") or ".tmp-" in n for n in os.listdir(tmp_path))
