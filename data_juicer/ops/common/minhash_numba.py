@@ -6,10 +6,13 @@ characters, or tokens given by the caller); each window of ``window`` consecutiv
 joined by the separator, is hashed with SHA-1 (its first 4 bytes, little-endian), and the
 permutations ``((h * a + b) mod 2**64) mod (2**61 - 1)``, low 32 bits, update the
 document's minima in place. A shingle that repeats in a document gives the same values again,
-so no shingle set is needed.
+so no shingle set is needed. SHA-1's 64-byte blocks go to OpenSSL's ``SHA1_Transform`` (the
+libcrypto ``hashlib`` uses) where it loads and agrees with ``hashlib`` on a probe, else numba's.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -62,8 +65,62 @@ def _kernels():
     if _KERNELS is None:
         from data_juicer.ops.common import minhash_kernels as k
 
-        _KERNELS = k.space_tokens, k.char_tokens, k.sign
+        _KERNELS = k.space_tokens, k.char_tokens, (k.sign_ossl if _openssl_usable(k) else k.sign)
     return _KERNELS
+
+
+def _libcrypto_path():
+    """The libcrypto that Python's ``hashlib`` is linked with (already mapped into this process), or
+    None (``hashlib`` without OpenSSL, or not Linux)."""
+    try:
+        import _hashlib  # noqa: F401 - maps libcrypto into the process
+    except ImportError:
+        return None
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            for line in f:
+                path = line.split()[-1] if line.count(" ") >= 5 else ""
+                if "libcrypto" in os.path.basename(path):
+                    return path
+    except OSError:
+        pass
+    import ctypes.util
+
+    return ctypes.util.find_library("crypto")
+
+
+def _openssl_usable(k) -> bool:
+    """OpenSSL's ``SHA1_Transform`` loads, and ``sign_ossl`` gives hashlib's SHA-1 heads on a probe
+    (every message length from 0 to 200 bytes, across the one- and two-block paddings). With
+    ``DJ_MINHASH_OPENSSL=0`` (or any failure) the numba SHA-1 is used: the same values, slower."""
+    if os.environ.get("DJ_MINHASH_OPENSSL", "1") == "0":
+        return False
+    try:
+        import ctypes
+        import hashlib
+
+        import llvmlite.binding as llb
+
+        path = _libcrypto_path()
+        if not path or not hasattr(ctypes.CDLL(path), "SHA1_Transform"):
+            return False
+        llb.load_library_permanently(path)
+        msgs = [bytes((i * 7 + j) % 251 + 1 for j in range(n)) for i, n in enumerate(range(201))]
+        buf, off = _concat(msgs)
+        one = np.ones(1, dtype=np.uint64)
+        out = np.empty((len(msgs), 1), dtype=np.uint32)
+        # one token per message, window 1, the identity permutation: each value is the SHA-1 head
+        k.sign_ossl(buf, off[:-1], off[1:], np.arange(len(msgs) + 1, dtype=np.int64), 1, -1, one,
+                    np.zeros(1, dtype=np.uint64), out)
+        want = [int.from_bytes(hashlib.sha1(m).digest()[:4], "little") for m in msgs]
+        if out[:, 0].tolist() != want:
+            raise ValueError("SHA-1 heads differ from hashlib's")
+        return True
+    except Exception as e:  # noqa: BLE001 - any failure means: the numba SHA-1
+        from loguru import logger
+
+        logger.warning(f"OpenSSL SHA-1 for MinHash unusable ({type(e).__name__}: {e}); using numba's SHA-1")
+        return False
 
 
 def warm_up(a: np.ndarray, b: np.ndarray) -> None:
