@@ -8,7 +8,8 @@ Pillow would keep it).
 
 ``load_row_images`` loads the distinct images of one row of a batch, reusing the ones the row's
 ``__dj__context__`` dict already holds (a fused pass: the first op decodes, the others reuse)
-and reading ``image_bytes`` where a row carries them.
+and reading ``image_bytes`` where a row carries them. ``row_gray`` does the same for the grey
+(OpenCV ``uint8``) version of an image, which the subplot and face ops share.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from data_juicer.media.errors import MediaError, missing_file
 from data_juicer.utils.constant import Fields
 from data_juicer.utils.lazy import require
 
-__all__ = ["load_image", "load_row_images", "row_context", "pil_to_bgr", "bgr_to_pil", "bytes_at"]
+__all__ = ["load_image", "load_row_images", "row_context", "pil_to_bgr", "bgr_to_pil", "bytes_at", "to_gray",
+           "row_gray"]
 
 
 def load_image(path_or_bytes, who: str = ""):
@@ -119,3 +121,33 @@ def bgr_to_pil(arr):
     if arr.ndim == 2:
         return Image.fromarray(np.ascontiguousarray(arr)).convert("RGB")
     return Image.fromarray(np.ascontiguousarray(arr[:, :, ::-1]))
+
+
+def to_gray(img):
+    """The ``uint8`` HxW grey image OpenCV makes of a PIL image (made RGB first).
+
+    ``cv2.cvtColor(rgb, COLOR_RGB2GRAY)`` on the RGB array: the very pixels of
+    ``cvtColor(pil_to_bgr(img), COLOR_BGR2GRAY)``, Data-Juicer's way (the same weights on the same
+    channels, checked pixel for pixel in the tests), without the flipped copy."""
+    import cv2
+    import numpy as np
+
+    if img.mode != "RGB":
+        img = img.convert("RGB")
+    return cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2GRAY)
+
+
+_GRAY = "__dj__gray__"  # context key of a row's {path: grey array}: not a str, so never a media path
+
+
+def row_gray(samples: dict, row: int, path, img, context: Optional[dict] = None):
+    """``to_gray(img)`` for image ``path`` of row ``row``, computed once per row and pass: kept in the
+    row's context (when there is one) for the other ops of the pass."""
+    ctx = row_context(samples, row, context)
+    if ctx is None:
+        return to_gray(img)
+    grays = ctx.setdefault((_GRAY,), {})
+    gray = grays.get(path)
+    if gray is None:
+        gray = grays[path] = to_gray(img)
+    return gray

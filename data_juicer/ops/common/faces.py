@@ -64,16 +64,39 @@ def load_cascade(path: str, owner: str | None = None):
     return load_once(("opencv_cascade", path), build, owner)
 
 
-def detect_faces(image, cascade, **kwargs) -> list[list[int]]:
-    """``[[x, y, w, h], ...]`` faces in a PIL image, clipped to it (as Data-Juicer's ``detect_faces``)."""
-    import cv2
+def detect_faces(image, cascade, gray=None, **kwargs) -> list[list[int]]:
+    """``[[x, y, w, h], ...]`` faces in a PIL image, clipped to it (as Data-Juicer's ``detect_faces``).
 
-    from data_juicer.media.image import pil_to_bgr
+    ``gray`` is the image's ``media.image.to_gray`` when the caller has it (``row_gray``: shared
+    by the ops of a pass), else it is computed here."""
+    if gray is None:
+        from data_juicer.media.image import to_gray
 
-    gray = cv2.cvtColor(pil_to_bgr(image), cv2.COLOR_BGR2GRAY)
+        gray = to_gray(image)
     dets = cascade.detectMultiScale(gray, **{**DETECT_KWARGS, **kwargs})
     out = []
     for x, y, w, h in dets:
         x, y = max(int(x), 0), max(int(y), 0)
         out.append([x, y, min(int(w), image.width - x), min(int(h), image.height - y)])
     return out
+
+
+_FACES = "__dj__faces__"  # context key of a row's {(cascade file, image path): faces}
+
+
+def row_faces(samples: dict, row: int, path, image, cascade_path: str, cascade) -> list[list[int]]:
+    """``detect_faces`` of image ``path`` of row ``row`` with the default settings, found once per row
+    and pass: the face filters of one pass that use the same cascade file (``image_face_count_filter``,
+    ``image_face_ratio_filter``) share the detections through the row's context, as they share the
+    decoded image and its grey version (``media.image.row_gray``)."""
+    from data_juicer.media.image import row_context, row_gray
+
+    ctx = row_context(samples, row)
+    if ctx is None:
+        return detect_faces(image, cascade)
+    found = ctx.setdefault((_FACES,), {})
+    key = (cascade_path, path)
+    faces = found.get(key)
+    if faces is None:
+        faces = found[key] = detect_faces(image, cascade, gray=row_gray(samples, row, path, image))
+    return faces

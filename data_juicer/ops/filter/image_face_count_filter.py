@@ -1,6 +1,6 @@
 from data_juicer.media.image import load_row_images
 from data_juicer.ops.base import Filter
-from data_juicer.ops.common.faces import detect_faces, load_cascade, resolve_cascade
+from data_juicer.ops.common.faces import load_cascade, resolve_cascade, row_faces
 from data_juicer.ops.common.media import check_any_or_all, keep_by_strategy
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
@@ -13,7 +13,8 @@ class ImageFaceCountFilter(Filter):
     (``cv_classifier``; default OpenCV's bundled ``haarcascade_frontalface_alt.xml``) with
     Data-Juicer's detection settings (scaleFactor 1.1, minNeighbors 3). ``any_or_all`` decides
     over several images; a sample without images is kept. The cascade is loaded once per
-    worker process / Ray actor. Needs ``opencv-python-headless<5`` (OpenCV 5 dropped cascades).
+    worker process / Ray actor; the grey image is shared with the other ops of the pass (e.g.
+``image_subplot_filter``), and the filter runs only on the rows earlier filters kept. Needs ``opencv-python-headless<5`` (OpenCV 5 dropped cascades).
     Data-Juicer also reads undeclared ``scaleFactor``/``minNeighbors``/``minSize``/``maxSize``
     keyword arguments; here the defaults are fixed.
     """
@@ -48,7 +49,8 @@ class ImageFaceCountFilter(Filter):
                 continue
             cascade = cascade or load_cascade(self.cv_classifier, self.name)
             images = load_row_images(self, samples, i)
-            counts = {p: len(detect_faces(img, cascade)) for p, img in images.items()}
+            counts = {p: len(row_faces(samples, i, p, img, self.cv_classifier, cascade))
+                      for p, img in images.items()}
             stat[StatsKeys.face_counts] = [counts[p] for p in paths]
         return samples
 

@@ -1,6 +1,6 @@
 from data_juicer.media.image import load_row_images
 from data_juicer.ops.base import Filter
-from data_juicer.ops.common.faces import detect_faces, load_cascade, resolve_cascade
+from data_juicer.ops.common.faces import load_cascade, resolve_cascade, row_faces
 from data_juicer.ops.common.media import check_any_or_all, keep_by_strategy
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
@@ -13,8 +13,9 @@ class ImageFaceRatioFilter(Filter):
     Faces are found with an OpenCV Haar cascade (``cv_classifier``; default OpenCV's bundled
     ``haarcascade_frontalface_alt.xml``) with Data-Juicer's settings (scaleFactor 1.1,
     minNeighbors 3); boxes are clipped to the image. ``any_or_all`` decides over several images;
-    a sample without images is kept. The cascade is loaded once per worker process / Ray actor.
-    Needs ``opencv-python-headless<5``.
+    a sample without images is kept. The cascade is loaded once per worker process / Ray actor;
+    in one pass with ``image_face_count_filter`` on the same cascade the detections are shared (and
+    the grey image with ``image_subplot_filter``). Needs ``opencv-python-headless<5``.
     """
 
     modality = "image"
@@ -47,8 +48,10 @@ class ImageFaceRatioFilter(Filter):
                 continue
             cascade = cascade or load_cascade(self.cv_classifier, self.name)
             images = load_row_images(self, samples, i)
-            ratios = {p: max((w * h for _, _, w, h in detect_faces(img, cascade)), default=0.0)
-                      / (img.width * img.height) for p, img in images.items()}
+            ratios = {}
+            for p, img in images.items():
+                faces = row_faces(samples, i, p, img, self.cv_classifier, cascade)
+                ratios[p] = max((w * h for _, _, w, h in faces), default=0.0) / (img.width * img.height)
             stat[StatsKeys.face_ratios] = [ratios[p] for p in paths]
         return samples
 

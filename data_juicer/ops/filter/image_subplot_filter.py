@@ -1,4 +1,4 @@
-from data_juicer.media.image import load_row_images
+from data_juicer.media.image import load_row_images, row_gray
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.media import check_any_or_all
 from data_juicer.ops.registry import OPERATORS
@@ -62,7 +62,7 @@ class ImageSubplotFilter(Filter):
             scores = []
             for p in paths:
                 try:
-                    scores.append(self.detect(images[p]))
+                    scores.append(self.detect(images[p], row_gray(samples, i, p, images[p])))
                 except Exception:  # Data-Juicer scores an image the detector fails on as 0
                     scores.append((0.0, 0, 0))
             stat[StatsKeys.image_subplot_confidence] = [s[0] for s in scores]
@@ -85,14 +85,16 @@ class ImageSubplotFilter(Filter):
         return keep
 
     # -- detection -------------------------------------------------------------------------
-    def detect(self, image) -> tuple[float, int, int]:
-        """(confidence, horizontal line count, vertical line count) of one PIL image."""
+    def detect(self, image, gray=None) -> tuple[float, int, int]:
+        """(confidence, horizontal line count, vertical line count) of one PIL image (``gray``: its
+        ``media.image.to_gray``, when the caller has it)."""
         import cv2
         import numpy as np
 
-        arr = np.asarray(image)
-        height, width = arr.shape[:2]
-        gray = cv2.cvtColor(arr, cv2.COLOR_RGB2GRAY) if arr.ndim == 3 else arr
+        if gray is None:
+            arr = np.asarray(image)
+            gray = cv2.cvtColor(arr, cv2.COLOR_RGB2GRAY) if arr.ndim == 3 else arr
+        height, width = gray.shape[:2]
         edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), self.canny_threshold1, self.canny_threshold2)
         lines = cv2.HoughLinesP(edges, 1, np.pi / 180, self.hough_threshold, minLineLength=self.min_line_length,
                                 maxLineGap=self.max_line_gap)

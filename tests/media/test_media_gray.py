@@ -1,0 +1,106 @@
+"""The grey image shared by the subplot and face ops of a pass (media.image.to_gray / row_gray)."""
+
+import cv2
+import numpy as np
+import pytest
+
+import data_juicer.media.image as mimage
+from data_juicer.core.runner import run_ops_on_rows
+from data_juicer.media.image import load_image, pil_to_bgr, row_gray, to_gray
+from data_juicer.ops import OPERATORS
+from data_juicer.utils.constant import Fields
+from tests.media.files import media_files  # noqa: F401
+from tests.media.testdata import real_testdata  # noqa: F401
+
+
+def dj_gray(img):
+    """Data-Juicer's grey: cvtColor(BGR2GRAY) of the flipped (pil_to_opencv) array."""
+    return cv2.cvtColor(pil_to_bgr(img), cv2.COLOR_BGR2GRAY)
+
+
+def test_one_pixel_literal(media_files):
+    img = load_image(media_files["one_px"])  # (10, 20, 30)
+    # 0.299*10 + 0.587*20 + 0.114*30 = 18.15
+    assert to_gray(img).tolist() == [[18]]
+    assert to_gray(img).dtype == np.uint8
+
+
+@pytest.mark.parametrize("name", ["png", "gray", "rgba", "cmyk", "palette", "exif_rotated", "wide"])
+def test_same_pixels_as_data_juicer_on_drawings(media_files, name):
+    img = load_image(media_files[name])
+    assert np.array_equal(to_gray(img), dj_gray(img))
+
+
+def test_non_rgb_pil_is_made_rgb_first():
+    from PIL import Image
+
+    img = Image.new("L", (3, 2), 77)
+    assert to_gray(img).tolist() == [[77, 77, 77], [77, 77, 77]]
+
+
+def test_same_pixels_as_data_juicer_on_photos(real_testdata):
+    import glob
+
+    photos = sorted(glob.glob(f"{real_testdata}/image/skimage/*.png"))[:6]
+    assert photos
+    for p in photos:
+        img = load_image(p)
+        g = to_gray(img)
+        assert g.shape == (img.height, img.width)
+        assert np.array_equal(g, dj_gray(img)), p
+
+
+def test_row_gray_is_kept_in_the_context(media_files):
+    img = load_image(media_files["png"])
+    samples = {"images": [[media_files["png"]]], Fields.context: [{}]}
+    a = row_gray(samples, 0, media_files["png"], img)
+    b = row_gray(samples, 0, media_files["png"], img)
+    assert a is b
+    # no context (an op run alone): computed each time, nothing stored
+    c = row_gray({"images": [[media_files["png"]]]}, 0, media_files["png"], img)
+    assert c is not a and np.array_equal(a, c)
+
+
+def test_subplot_and_face_ops_convert_each_image_once(media_files, monkeypatch):
+    m = media_files
+    calls = []
+    real = mimage.to_gray
+
+    def counting(img):
+        calls.append(img.size)
+        return real(img)
+
+    monkeypatch.setattr(mimage, "to_gray", counting)
+    rows = [{"id": 0, "images": [m["png"], m["wide"], m["png"]]}, {"id": 1, "images": [m["gray"]]}]
+    subplot = OPERATORS.get("image_subplot_filter")()
+    faces = OPERATORS.get("image_face_count_filter")(min_face_count=0)
+    ratio = OPERATORS.get("image_face_ratio_filter")()
+    out = run_ops_on_rows([subplot, faces, ratio], [dict(r) for r in rows])
+    assert sorted(calls) == sorted([(64, 48), (400, 10), (32, 32)])  # 3 distinct images, once each
+    assert [r["id"] for r in out] == [0, 1]
+    st = out[0][Fields.stats]
+    assert st["face_counts"] == [0, 0, 0] and st["face_ratios"] == [0.0, 0.0, 0.0]
+    assert st["image_subplot_confidence"] == [0.0, 0.0, 0.0] and st["subplot_detected"] is False
+
+
+def test_face_filters_share_detections(media_files, monkeypatch):
+    import data_juicer.ops.common.faces as faces_mod
+
+    m = media_files
+    calls = []
+    real = faces_mod.detect_faces
+
+    def counting(image, cascade, gray=None, **kw):
+        calls.append(image.size)
+        return real(image, cascade, gray=gray, **kw)
+
+    monkeypatch.setattr(faces_mod, "detect_faces", counting)
+    rows = [{"id": 0, "images": [m["png"], m["wide"]]}]
+    count = OPERATORS.get("image_face_count_filter")(min_face_count=0)
+    ratio = OPERATORS.get("image_face_ratio_filter")()
+    run_ops_on_rows([count, ratio], [dict(r) for r in rows])
+    assert sorted(calls) == [(64, 48), (400, 10)]  # one detection per image for both filters
+    calls.clear()
+    other = OPERATORS.get("image_face_ratio_filter")(cv_classifier="haarcascade_frontalface_default.xml")
+    run_ops_on_rows([count, other], [dict(r) for r in rows])
+    assert len(calls) == 4  # another cascade file: its own detections
