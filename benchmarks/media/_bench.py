@@ -9,7 +9,8 @@ containers and image files). CPU seconds are the user + system time of the whole
 which on a loaded machine says more than the wall time: the larger of ``RUSAGE_CHILDREN`` around
 the run (counts only the processes that were waited for) and the sum, over every process seen in
 the tree, of its own user + system time last read from ``/proc`` (polled every 0.1 s by
-``TreeCpu``). The second is needed for Data-Juicer: its worker processes are not waited for
+``TreeCpu``, which also gives ``cpu_per_process_s``: the CPU seconds of each process that did
+work, so a run that never forked its np workers shows one entry). The second is needed for Data-Juicer: its worker processes are not waited for
 when the run ends, so ``RUSAGE_CHILDREN`` alone missed most of its CPU time (53 CPU s reported
 for a run whose optical flow alone costs 60).
 """
@@ -84,6 +85,11 @@ class TreeCpu:
     def total(self) -> float:
         return sum(self.seen.values())
 
+    def busy(self, min_s: float = 0.5) -> list[float]:
+        """The CPU seconds of each process of the tree that used at least ``min_s``, largest first: how
+        many processes did the work (one entry at ``np: 2`` means the run did not fork)."""
+        return sorted((round(v, 1) for v in self.seen.values() if v >= min_s), reverse=True)
+
 
 def run_one(label: str, python: str, module: str, cfg: dict, work: Path, env: dict,
             timeout: float | None = None) -> dict:
@@ -100,6 +106,7 @@ def run_one(label: str, python: str, module: str, cfg: dict, work: Path, env: di
         res = benchlib.run_measured(argv, work / f"log_{label}.txt", env=env, cwd=work, timeout=timeout)
     res["cpu_rusage_s"] = children_cpu_s() - cpu0
     res["cpu_polled_s"] = tree.total()
+    res["cpu_per_process_s"] = tree.busy()
     res["cpu_s"] = max(res["cpu_rusage_s"], res["cpu_polled_s"])
     n = benchlib.count_lines(cfg["export_path"]) if os.path.exists(cfg["export_path"]) else 0
     fds = None

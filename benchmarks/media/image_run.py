@@ -124,6 +124,8 @@ def main() -> int:
         rows.append([r["label"], r["rc"], f"{r['wall_s']:.1f}", f"{r['images_per_s']:.1f}", f"{r['cpu_s']:.1f}",
                      r["rows_out"], f"{r['peak_pss_tree_mb']:.0f}", r["fds_left"]])
     print(f"{args.n} images in {samples} samples, np={args.np}, op_fusion={args.op_fusion}")
+    for r in results:
+        print(f"[{r['label']}] CPU s per busy process: {r.get('cpu_per_process_s')}")
     print(benchlib.fmt_table(["system", "rc", "wall s", "images/s", "CPU s", "samples out", "peak PSS MB",
                                   "fds left"], rows))
     if args.with_dj and all(r["rc"] == 0 for r in results):

@@ -277,6 +277,8 @@ def main() -> int:
         rows.append([r["label"], r["rc"], f"{r['wall_s']:.1f}", f"{r['clips_per_s']:.2f}", f"{r['cpu_s']:.1f}",
                      f"{r['peak_pss_tree_mb']:.0f}", r["rows_out"], r["clips_written"], r["fds_left"]])
     print(f"{n} clips ({seconds:.0f} s of video), np={args.np}")
+    for r in results:
+        print(f"[{r['label']}] CPU s per busy process: {r.get('cpu_per_process_s')}")
     print(benchlib.fmt_table(["system", "rc", "wall s", "clips/s", "CPU s", "peak PSS MB", "samples out",
                               "clips written", "fds left"], rows))
     report = {"n": n, "video_seconds": seconds, "np": args.np, "runs": results}
