@@ -51,8 +51,16 @@ def _row_batches(table: pa.Table, indices, batch_rows: int):
     if indices is None:
         yield from table.to_batches(max_chunksize=batch_rows)
         return
+    import numpy as np
+
     for start in range(0, len(indices), batch_rows):
-        yield table.take(indices[start:start + batch_rows])
+        part = np.asarray(indices[start:start + batch_rows])
+        if not len(part):
+            continue
+        # take from the slice these rows lie in: a take on the whole table concatenates every chunk of
+        # each column (the whole text column per batch: ~100 MB transient on 50,000 documents)
+        lo, hi = int(part.min()), int(part.max()) + 1
+        yield table.slice(lo, hi - lo).take(part - lo)
 
 
 def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096, indices=None) -> None:
