@@ -97,6 +97,10 @@ class HFBackend(Backend):
             out = self._hash_only(list(stage.dedups), ds, hash_only)
             if out is not None:
                 return out
+        heavy = any(getattr(o, "modality", "text") in ("image", "audio", "video", "multimodal")
+                    for op in stage.ops for o in (getattr(op, "filters", None) or [op]))
+        if heavy and 1 < num_proc <= ds.num_rows <= batch_size:
+            batch_size = -(-ds.num_rows // num_proc)  # one batch per worker (media rows cost seconds each)
         num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
         map_kwargs = self._cache_kwargs(stage, ds, run)
         from data_juicer.core.runner import FusedRun
