@@ -35,7 +35,9 @@ class DocumentMinhashDeduplicator(Deduplicator):
     original order; the hash column is removed. Documents with fewer than ``window_size`` tokens
     all share one signature, so they are duplicates of each other. Same signatures, bands and
     kept samples as Data-Juicer 1.6.1. When ``numba`` is installed, signatures come from a
-    compiled kernel (SHA-1 and permutations in one pass, about 4x faster; the same values).
+    compiled kernel (SHA-1 and permutations in one pass, no shingle sets; the same values), whose
+    SHA-1 blocks go to OpenSSL's ``SHA1_Transform`` (the libcrypto ``hashlib`` uses, with the
+    CPU's SHA instructions) when it loads and agrees with ``hashlib``: about 7x the numpy path.
 
     ``short_texts`` (ours, not in Data-Juicer; its default is Data-Juicer's behaviour) changes
     only what happens to texts with fewer than ``window_size`` tokens: with ``whole`` such a
