@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
@@ -50,8 +50,50 @@ class Recipe:
     job_id: str = ""
     job_dir: str = "."
     checkpoint_dir: str = "."
+    # typed global settings the runtime reads, taken from the validated keys once (``typed_settings``):
+    # core/ reads these, never ``cfg[...]`` (tests/config/test_recipe_settings.py greps for that)
+    dataset_path: str = ""
+    dataset_config: Optional[Mapping[str, Any]] = None  # ``dataset`` as {configs: [...], max_sample_num}
+    text_keys: tuple = ("text",)
+    image_key: str = "images"
+    audio_key: str = "audios"
+    video_key: str = "videos"
+    suffixes: tuple = ()
+    add_suffix: bool = False
+    load_jsonl_lenient: bool = False
+    load_dataset_kwargs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    read_options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    override_num_blocks: Optional[int] = None
+    ds_cache_dir: Optional[str] = None
+    np: int = 4
+    use_cache: bool = True
+    cache_compress: Optional[str] = None
+    skip_op_error: bool = True
+    use_checkpoint: bool = False
+    checkpoint: Optional[Mapping[str, Any]] = None
+    op_fusion: bool = False
+    fusion_strategy: str = "probe"
+    adaptive_batch_size: bool = False
+    open_tracer: bool = False
+    op_list_to_trace: tuple = ()
+    trace_num: int = 10
+    trace_keys: tuple = ()
+    export_path: str = "./outputs/hello_world/hello_world.jsonl"
+    export_type: Optional[str] = None
+    export_shard_size: int = 0
+    export_in_parallel: bool = False
+    keep_stats_in_res_ds: bool = False
+    keep_hashes_in_res_ds: bool = False
+    ray_address: str = "auto"
+    percentiles: tuple = ()
+    save_stats_in_one_file: bool = False
 
-    def __getattr__(self, item):  # cfg keys as attributes: recipe.np, recipe.export_path
+    @property
+    def media_keys(self) -> tuple:
+        """(image_key, audio_key, video_key)."""
+        return (self.image_key, self.audio_key, self.video_key)
+
+    def __getattr__(self, item):  # the other cfg keys as attributes: recipe.project_name
         try:
             return self.__dict__["cfg"][item]
         except KeyError:
@@ -71,6 +113,37 @@ class Recipe:
     def op_defaults(self) -> dict:
         """What every op of this recipe inherits from the globals unless it sets it."""
         return _op_defaults(self.cfg)
+
+
+_SETTINGS = ("dataset_path", "image_key", "audio_key", "video_key", "add_suffix", "load_jsonl_lenient",
+             "override_num_blocks", "ds_cache_dir", "np", "use_cache", "cache_compress", "skip_op_error",
+             "use_checkpoint", "op_fusion", "fusion_strategy", "adaptive_batch_size", "open_tracer", "trace_num",
+             "export_path", "export_type", "export_shard_size", "export_in_parallel", "keep_stats_in_res_ds",
+             "keep_hashes_in_res_ds", "ray_address", "save_stats_in_one_file")
+_SEQUENCES = ("text_keys", "suffixes", "op_list_to_trace", "trace_keys", "percentiles")
+_MAPPINGS = ("load_dataset_kwargs", "read_options", "checkpoint")
+
+
+def _frozen(value):
+    """A read-only view of a top-level mapping (its values are handed on as they are: to
+    ``datasets.load_dataset``, pyarrow options...)."""
+    return MappingProxyType(dict(value)) if isinstance(value, Mapping) else value
+
+
+def typed_settings(cfg: Mapping[str, Any]) -> dict:
+    """The ``Recipe`` fields of the global settings, from the resolved keys: scalars as they are,
+    lists as tuples, mappings read-only, ``dataset`` normalised to ``{configs: [...], ...}``."""
+    out = {k: cfg[k] for k in _SETTINGS if k in cfg}
+    for k in _SEQUENCES:
+        if k in cfg:
+            v = cfg[k]
+            out[k] = (v,) if isinstance(v, str) else tuple(v or ())
+    for k in _MAPPINGS:
+        if k in cfg:
+            out[k] = None if cfg[k] is None and k == "checkpoint" else _frozen(cfg[k] or {})
+    ds = cfg.get("dataset")
+    out["dataset_config"] = _frozen(ds if isinstance(ds, dict) else {"configs": list(ds)}) if ds else None
+    return out
 
 
 def _op_defaults(cfg: Mapping[str, Any]) -> dict:
@@ -243,7 +316,7 @@ def load_recipe(argv: list[str], prog: str = "dj-process", check_paths: bool = T
     cfg["id_keys"] = list(cfg.get("id_keys") or ["id"])
     return Recipe(cfg=MappingProxyType(cfg), ops=tuple(ops), config_path=cfg_path, argv=tuple(argv), raw_yaml=raw,
                   text_key=cfg["text_keys"][0], id_keys=tuple(cfg["id_keys"]), executor_type=executor_type,
-                  work_dir=work_dir, job_id=job_id, job_dir=job_dir, checkpoint_dir=ckpt)
+                  work_dir=work_dir, job_id=job_id, job_dir=job_dir, checkpoint_dir=ckpt, **typed_settings(cfg))
 
 
 def _resolve_ops(cfg: dict, overrides: dict[str, dict[str, str]], where: str) -> list[OpSpec]:

@@ -196,7 +196,7 @@ class RayBackend(Backend):
         import ray.data
 
         if not ray.is_initialized():
-            address = self.cfg.get("ray_address") or "auto"
+            address = self.recipe.ray_address or "auto"
             if address in ("auto", "local"):
                 address = os.environ.get("RAY_ADDRESS") or None
             kwargs = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
@@ -237,7 +237,7 @@ class RayBackend(Backend):
 
     # -- load -----------------------------------------------------------------------------
     def _num_blocks(self, rows: int) -> int:
-        n = self.cfg.get("override_num_blocks")
+        n = self.recipe.override_num_blocks
         if n:
             return max(1, int(n))
         return max(1, min(rows, max(4 * self._num_cpus, -(-rows // 20000))))
@@ -245,13 +245,12 @@ class RayBackend(Backend):
     def load(self) -> RayDataset:
         from data_juicer.core.loader import DataLoadError, format_of, list_files, parse_dataset_path
 
-        cfg = self.cfg
+        r = self.recipe
         native = None
-        if not cfg.get("dataset") and not cfg["load_jsonl_lenient"] and not cfg.get("load_dataset_kwargs") \
-                and not cfg.get("add_suffix"):
-            specs = parse_dataset_path(cfg["dataset_path"])
+        if not r.dataset_config and not r.load_jsonl_lenient and not r.load_dataset_kwargs and not r.add_suffix:
+            specs = parse_dataset_path(r.dataset_path)
             if len(specs) == 1:
-                files = list_files(specs[0].path, list(cfg["suffixes"]))
+                files = list_files(specs[0].path, list(r.suffixes))
                 fmts = {format_of(f) for f in files}
                 if len(fmts) == 1 and fmts <= set(_RAY_FORMATS) and (
                         fmts != {"json"} or all(".jsonl" in os.path.basename(f).lower() for f in files)):
@@ -313,7 +312,7 @@ class RayBackend(Backend):
         if fmt == "json":
             import pyarrow.json as paj
 
-            opts = dict(self.cfg.get("read_options") or {})
+            opts = dict(self.recipe.read_options or {})
             kwargs = {"read_options": paj.ReadOptions(**opts)} if opts else {}
             return ray.data.read_json(files, file_extensions=None, **kwargs)
         if fmt == "parquet":
@@ -330,7 +329,6 @@ class RayBackend(Backend):
         from data_juicer.core.loader import DataLoadError
         from data_juicer.core.ray_dataset import _block_info, _null_text_rows, _prepare_slice
 
-        cfg = self.cfg
         text_key = self.recipe.text_key
         refs = list(raw.materialize().to_arrow_refs())
         info = ray.get([remote(_block_info).remote(r, text_key) for r in refs])
@@ -342,7 +340,7 @@ class RayBackend(Backend):
         total = sum(n for n, _ in info)
         per = max(1, -(-total // self._num_blocks(total)))
         base = path if os.path.isdir(path) else os.path.dirname(path)
-        media = tuple(k for k in (cfg["image_key"], cfg["audio_key"], cfg["video_key"]) if k in names)
+        media = tuple(k for k in self.recipe.media_keys if k in names)
         prep = remote(_prepare_slice, scheduling_strategy="SPREAD")  # blocks start out spread over the nodes
         out, first = [], 0
         rejected = []
