@@ -98,6 +98,32 @@ def _run_fused(run: FusedRun, table):
 
 
 
+def _read_text_files(paths: list, suffix) -> "pa.Table":
+    """Plain-text files as one sample each (column ``text``), as the default loader reads them:
+    decompressed by suffix, UTF-8, universal newlines; with ``suffix``, the ``__dj__suffix__`` column."""
+    import io
+
+    import pyarrow as pa
+
+    from data_juicer.core.loader import _open_binary
+
+    texts = []
+    for p in paths:
+        with _open_binary(p) as raw:
+            try:
+                texts.append(io.TextIOWrapper(raw, encoding="utf-8").read())
+            except UnicodeDecodeError as e:
+                raise ValueError(f"'{p}' is not UTF-8 text ({e}); convert it to UTF-8") from None
+    table = pa.table({"text": pa.array(texts, pa.string())})
+    return _with_suffix(table, suffix) if suffix is not None else table
+
+
+def _with_suffix(table, suffix: str):
+    import pyarrow as pa
+
+    return table.append_column(Fields.suffix, pa.array([suffix] * table.num_rows, pa.string()))
+
+
 def _apply_block(fn, table):
     """``fn`` (a ``_FusedBatchFn``) on one block, as a task: the streamed pass after a lineage stage."""
     return fn(table)
@@ -242,22 +268,42 @@ class RayBackend(Backend):
             return max(1, int(n))
         return max(1, min(rows, max(4 * self._num_cpus, -(-rows // 20000))))
 
-    def load(self) -> RayDataset:
-        from data_juicer.core.loader import DataLoadError, format_of, list_files, parse_dataset_path
+    def _native_parts(self):
+        """(path, format, [(files, suffix or None)...]) when Ray reads the input itself, in the
+        default loader's row order (one part per file suffix for text files or ``add_suffix``), else
+        None: weighted mixes, ``dataset`` configs, lenient JSON Lines, ``load_dataset_kwargs``,
+        JSON documents (``.json``), several formats in one folder."""
+        from data_juicer.core.loader import file_suffix, format_of, list_files, parse_dataset_path
 
         r = self.recipe
-        native = None
-        if not r.dataset_config and not r.load_jsonl_lenient and not r.load_dataset_kwargs and not r.add_suffix:
-            specs = parse_dataset_path(r.dataset_path)
-            if len(specs) == 1:
-                files = list_files(specs[0].path, list(r.suffixes))
-                fmts = {format_of(f) for f in files}
-                if len(fmts) == 1 and fmts <= set(_RAY_FORMATS) and (
-                        fmts != {"json"} or all(".jsonl" in os.path.basename(f).lower() for f in files)):
-                    native = (specs[0].path, files, fmts.pop())
-        if native is None:  # mixes, plain-text files, JSON arrays, lenient reads: the default loader, then Ray
+        if r.dataset_config or r.load_jsonl_lenient or r.load_dataset_kwargs:
+            return None
+        specs = parse_dataset_path(r.dataset_path)
+        if len(specs) != 1:
+            return None
+        files = list_files(specs[0].path, list(r.suffixes))
+        fmts = {format_of(f) for f in files}
+        if len(fmts) != 1 or not fmts <= set(_RAY_FORMATS) | {"text"}:
+            return None
+        fmt = fmts.pop()
+        if fmt == "json" and not all(".jsonl" in os.path.basename(f).lower() for f in files):
+            return None
+        if fmt != "text" and not r.add_suffix:
+            return specs[0].path, fmt, [(files, None)]
+        by_suffix: dict[str, list[str]] = {}
+        for f in files:
+            by_suffix.setdefault(file_suffix(f), []).append(f)
+        return specs[0].path, fmt, [(fs, suf if r.add_suffix else None) for suf, fs in by_suffix.items()]
+
+    def load(self) -> RayDataset:
+        from data_juicer.core.loader import DataLoadError
+
+        native = self._native_parts()
+        if native is None:  # mixes, JSON documents, lenient reads: the default loader, then Ray
             from data_juicer.core.backends.hf import HFBackend
 
+            logger.info("reading the input with the default loader on the driver (a weighted mix, dataset configs, "
+                        "JSON documents, lenient JSON Lines or several formats), then putting it in the object store")
             hf = HFBackend(self.recipe, self.job).load()
             if hf._indices is not None:
                 hf = hf.flatten_indices()
@@ -269,12 +315,15 @@ class RayBackend(Backend):
 
             table = table.append_column(ID, pa.array(np.arange(table.num_rows, dtype=np.int64)))
             return RayDataset.from_table(table, self._num_blocks(table.num_rows))
-        path, files, fmt = native
+        path, fmt, parts = native
+        files = [f for fs, _ in parts for f in fs]
         try:
             if fmt == "json":  # bad rows: file and line, before Ray Data fails with a misleading error
                 self._check_jsonl(files)
-            raw = self._read_native(files, fmt)
-            return self._prepare(raw, path)
+            refs = []
+            for fs, suffix in parts:
+                refs += self._read_part(fs, fmt, suffix)
+            return self._prepare(refs, path)
         except DataLoadError:
             raise
         except Exception as e:
@@ -290,6 +339,20 @@ class RayBackend(Backend):
             raise DataLoadError(f"could not read {fmt} data from {files[0]}"
                                 f"{f' (+{len(files) - 1} more files)' if len(files) > 1 else ''} with Ray: "
                                 f"{type(e).__name__}: {e}") from e
+
+    def _read_part(self, files: list[str], fmt: str, suffix) -> list:
+        """Block refs of one part of the input, read in the cluster (never through the driver)."""
+        if fmt == "text":  # one sample per file (as the default loader's text builder), files grouped per task
+            read = remote(_read_text_files)
+            per = max(1, -(-len(files) // (4 * self._num_cpus)))
+            per = min(per, 256)
+            return [read.remote([os.path.abspath(f) for f in files[i:i + per]], suffix)
+                    for i in range(0, len(files), per)]
+        refs = list(self._read_native(files, fmt).materialize().to_arrow_refs())
+        if suffix is not None:
+            add = remote(_with_suffix)
+            refs = [add.remote(ref, suffix) for ref in refs]
+        return refs
 
     def _check_jsonl(self, files: list[str]) -> None:
         """``check_jsonl_files`` in a Ray task, not on the driver: the files are parsed (streamed) in
@@ -322,7 +385,7 @@ class RayBackend(Backend):
         parse = pacsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
         return ray.data.read_csv(files, parse_options=parse, file_extensions=None)
 
-    def _prepare(self, raw, path: str) -> RayDataset:
+    def _prepare(self, refs: list, path: str) -> RayDataset:
         """Stable ids in file order, media paths made absolute, null texts to the ledger; even blocks."""
         import ray
 
@@ -330,7 +393,6 @@ class RayBackend(Backend):
         from data_juicer.core.ray_dataset import _block_info, _null_text_rows, _prepare_slice
 
         text_key = self.recipe.text_key
-        refs = list(raw.materialize().to_arrow_refs())
         info = ray.get([remote(_block_info).remote(r, text_key) for r in refs])
         names = RayDataset.from_refs(refs, [n for n, _ in info]).column_names
         if text_key not in names:
