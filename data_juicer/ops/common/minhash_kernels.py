@@ -118,7 +118,14 @@ def sha1_head_ossl(src, base, size, ctx, blk):
 def space_tokens(buf, doc_off):
     """Token (start, end) byte offsets of words between b' ', and each document's first token."""
     n = len(doc_off) - 1
-    starts = np.empty(len(buf) // 2 + n + 1, dtype=np.int64)
+    count = 0  # first the number of words, so the offsets take no more memory than they need
+    for d in range(n):
+        prev = 32
+        for i in range(doc_off[d], doc_off[d + 1]):
+            if buf[i] != 32 and prev == 32:
+                count += 1
+            prev = buf[i]
+    starts = np.empty(count, dtype=np.int64)
     ends = np.empty_like(starts)
     doc_tok = np.empty(n + 1, dtype=np.int64)
     k = 0
@@ -143,7 +150,12 @@ def space_tokens(buf, doc_off):
 def char_tokens(buf, doc_off):
     """Each UTF-8 character as a token."""
     n = len(doc_off) - 1
-    starts = np.empty(len(buf) + 1, dtype=np.int64)
+    count = 0  # characters: bytes that do not continue a UTF-8 sequence
+    for d in range(n):
+        for i in range(doc_off[d], doc_off[d + 1]):
+            if (buf[i] & 0xC0) != 0x80 or i == doc_off[d]:
+                count += 1
+    starts = np.empty(count, dtype=np.int64)
     ends = np.empty_like(starts)
     doc_tok = np.empty(n + 1, dtype=np.int64)
     k = 0
