@@ -3,13 +3,19 @@
     python benchmarks/media/image_text_run.py                 # ours, 1,000 images, tiny models
     python benchmarks/media/image_text_run.py --models-dir D  # real models under D/<DJ model name>
     python benchmarks/media/image_text_run.py --with-dj       # + Data-Juicer 1.6.1 on the same files
+    python benchmarks/media/image_text_run.py --real-size --n 32 --with-dj --parallel   # real-size models
+    python benchmarks/media/image_text_run.py --real-size --n 16 --profile  # CPU ms/image per model, no recipe
 
 Data: N seeded 256x256 JPEGs (colour blocks + noise) and a caption each, in
 ``benchmarks/media/work/`` (gitignored). Models: ``--models-dir`` holding the four models under
 their Data-Juicer names (``openai/clip-vit-base-patch32``,
 ``shunk031/aesthetics-predictor-v2-sac-logos-ava1-l14-linearMSE``, ``Falconsai/nsfw_image_detection``,
 ``amrul-hzz/watermark_detector``), else the tiny seeded models of the tests
-(``tests/models/vision_tiny_models.py``) are built there. The recipe names the model folders by
+(``tests/models/vision_tiny_models.py``) are built there; ``--real-size``: the real architectures
+of those four models (CLIP ViT-B/32; CLIP ViT-L/14 vision + the v2 head; two ViT-B/16 classifiers;
+224 px processors with the real preprocessor configs) with seeded random weights, built once into
+``work/real-size-models`` (2.4 GB). Random weights cost the same compute as trained ones, so the
+throughput is what the released models give (the stats are not meaningful values). The recipe names the model folders by
 path, so both systems load the very same files.
 
 Each system runs the same 4-filter recipe as a subprocess (``benchlib.run_measured``: wall time,
@@ -119,7 +125,7 @@ def real_aesthetics(folder: str, seed: int = 0) -> None:
     """shunk031/aesthetics-predictor-v2-sac-logos-ava1-l14-linearMSE: CLIP ViT-L/14's vision tower
     with projection (24x1024, 16 heads, patch 14, 224 px, projection 768, quick_gelu: the
     clip-vit-large-patch14 vision config) + the v2 MLP head, with ViT-L/14's CLIP processor."""
-    from transformers import CLIPImageProcessor, CLIPVisionConfig
+    from transformers import CLIPVisionConfig
 
     from data_juicer.models.vision import aesthetics_class
     from tests.models.vision_tiny_models import _save
@@ -129,7 +135,17 @@ def real_aesthetics(folder: str, seed: int = 0) -> None:
                            patch_size=14, image_size=224, projection_dim=768, hidden_act="quick_gelu")
     model = cls(cfg)
     model.config.architectures = [cls.__name__]
-    _save(_fill_inplace(model, seed), CLIPImageProcessor(), folder)
+    _save(_fill_inplace(model, seed), _clip_processor(folder), folder)
+
+
+def _clip_processor(folder: str):
+    """CLIP's processor (224 px image processor + the tiny tokenizer): what both systems load from
+    the aesthetics folder (as the real repository, which holds CLIP's whole processor)."""
+    from transformers import CLIPImageProcessor, CLIPProcessor
+
+    from tests.models.vision_tiny_models import clip_tokenizer
+
+    return CLIPProcessor(image_processor=CLIPImageProcessor(), tokenizer=clip_tokenizer(os.path.join(folder, ".tok")))
 
 
 def real_vit(folder: str, labels: tuple, seed: int = 0) -> None:
@@ -166,6 +182,8 @@ def ensure_real_models(work: Path) -> Path:
     for name, build in REAL_BUILDERS.items():
         folder = root / name
         if (folder / "config.json").exists():
+            if name == MODELS["aes"] and not (folder / "tokenizer_config.json").exists():
+                _clip_processor(str(folder)).save_pretrained(str(folder))  # folders built before it had one
             continue
         t0 = time.time()
         tmp = folder.with_name(folder.name + ".partial")
@@ -332,7 +350,7 @@ def op_shares(model, ip, imgs, clip: bool) -> dict:
             "top": [(k, round(t / max(tot, 1e-9), 3)) for t, k in top[:6]]}
 
 
-def profile(root: Path, data: Path, n: int, batch: int) -> dict:
+def profile(root: Path, data: Path, n: int, batch: int, which: str = "nsfw,wm,aes,clip") -> dict:
     """In-process CPU seconds (``time.process_time``, all threads) per image of each model's
     pre-processing and forward pass: ours (batches of ``batch``, our loader and scoring functions)
     and Data-Juicer's way (one sample per call, the same processor, ``no_grad`` like DJ's NSFW /
@@ -366,6 +384,8 @@ def profile(root: Path, data: Path, n: int, batch: int) -> dict:
         "clip": dict(name=str(root / MODELS["clip"]), processor="AutoProcessor"),
     }
     for key, spec in specs.items():
+        if key not in which.split(","):
+            continue
         model, proc = load_vision_model(**spec)
         ip = getattr(proc, "image_processor", None) or proc
         res = {"preprocess": clock(lambda: [ip(images=[im], return_tensors="pt") for im in imgs])}
@@ -425,6 +445,7 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true",
                     help="no recipe runs: CPU ms per image of each model's pre-processing and forward, ours "
                          "(batched) vs one sample per call (Data-Juicer's way), in this process")
+    ap.add_argument("--profile-models", default="nsfw,wm,aes,clip", help="with --profile: which models")
     ap.add_argument("--dj-python", default=None)
     ap.add_argument("--work", type=Path, default=HERE / "work")
     args = ap.parse_args()
@@ -433,7 +454,7 @@ def main() -> int:
     data = make_data(work, args.n)
     root = ensure_models(args.models_dir, work, args.real_size)
     if args.profile:
-        prof = profile(root, data, args.n, args.batch_size)
+        prof = profile(root, data, args.n, args.batch_size, args.profile_models)
         (work / "profile.json").write_text(json.dumps(prof, indent=2))
         print(f"profile: {work / 'profile.json'}")
         return 0
