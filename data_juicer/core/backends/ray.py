@@ -152,6 +152,34 @@ class _FusedBatchFn:
         return out
 
 
+class _HashOnlyFn(_FusedBatchFn):
+    """A pass that is only deduplicators' hashing: the ops see the hash input columns alone
+    (``hash_only``), and the hash columns they add are appended to the block as it is, so the other
+    columns (text, stats, meta...) are not converted to Python and back. A batch where a row fails
+    runs again whole, so the ledger gets the full sample, as in any other pass."""
+
+    def __init__(self, run: FusedRun, ledger_dir: str | None, id_keys: tuple, cols: tuple):
+        super().__init__(run, ledger_dir, id_keys)
+        self.cols = tuple(cols)
+
+    def __call__(self, table):
+        import pyarrow.compute as pc
+
+        sub = table.select([c for c in self.cols if c in table.column_names])
+        out = _run_fused(self.run, sub)
+        if Fields.error in out.column_names:
+            col = out.column(Fields.error)
+            if col.null_count < len(col) and (pc.sum(pc.fill_null(pc.greater(pc.utf8_length(col), 0), False)).as_py()
+                                              or 0):
+                return super().__call__(table)
+        if out.num_rows != table.num_rows:
+            return super().__call__(table)
+        for c in out.column_names:
+            if c not in table.column_names and c != Fields.error:
+                table = table.append_column(c, out.column(c))
+        return table
+
+
 def _write_ledger_part(folder: str, records: list, id_keys) -> None:
     """One batch's failed rows as a ledger part (named by the first row id, so parts sort in order)."""
     import uuid
@@ -455,16 +483,19 @@ class RayBackend(Backend):
         parts = os.path.join(self.job.dir, ".ledger-parts", uuid.uuid4().hex[:12])
         os.makedirs(parts, exist_ok=True)
         args = (run, parts, self.ledger.id_keys)
+        fn_cls = _FusedBatchFn
+        if hash_only:  # a dedup's hashing of known columns: only those go through Python
+            fn_cls, args = _HashOnlyFn, args + (tuple(hash_only),)
         if any(needs_actor(op) for op in stage.ops):
             procs = [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0]
             size = min(procs) if procs else max(1, int(self._num_cpus // res.get("num_cpus", 1)))
             if res.get("num_gpus"):
                 gpus_total = ray.cluster_resources().get("GPU", 0)
                 size = max(1, min(size, int(gpus_total // res["num_gpus"]) or 1))
-            out = src.map_batches(_FusedBatchFn, fn_constructor_args=args, concurrency=size, batch_size=batch_size,
+            out = src.map_batches(fn_cls, fn_constructor_args=args, concurrency=size, batch_size=batch_size,
                                   batch_format="pyarrow", zero_copy_batch=True, **res)
         else:
-            out = src.map_batches(_FusedBatchFn(*args), batch_size=batch_size, batch_format="pyarrow",
+            out = src.map_batches(fn_cls(*args), batch_size=batch_size, batch_format="pyarrow",
                                   zero_copy_batch=True, scheduling_strategy="SPREAD", **res)
         try:
             good = list(out.materialize().to_arrow_refs())
