@@ -3,6 +3,7 @@
     python benchmarks/media/image_run.py                     # ours, 1,000 images, np=2
     python benchmarks/media/image_run.py --with-dj           # + Data-Juicer 1.6.1 side by side
     python benchmarks/media/image_run.py --n 200 --np 1
+    python benchmarks/media/image_run.py --n 300 --profile-ops   # CPU s per op, in-process
 
 Data: scikit-image's sample photos (fetched by ``tools/fetch_testdata.sh`` into
 ``~/.cache/data_juicer/testdata``) cut into N images by seeded random crops, resizes (64 to 640
@@ -98,6 +99,36 @@ def recipe(data: Path, export: Path, np_: int, fusion: bool) -> dict:
     }
 
 
+def profile_ops(data: Path) -> dict:
+    """CPU seconds (``time.process_time``) of each op of the recipe in this one process, run as the
+    executor runs them: one batch, a shared ``__dj__context__``, each filter on the rows the earlier
+    ones kept. Returns ``{op: [cpu_s, rows_in, rows_out]}`` plus ``decode`` (each distinct image
+    decoded once, timed apart) and the cascade's share."""
+    import time
+
+    from data_juicer.media.image import load_image
+    from data_juicer.ops import load_ops
+    from data_juicer.utils.batch import take_mask
+    from data_juicer.utils.constant import Fields
+
+    rows = benchlib.load_jsonl(data)
+    ops = load_ops(recipe(data, data, 1, False)["process"])
+    samples = {k: [r[k] for r in rows] for k in rows[0]}
+    samples[Fields.stats] = [{} for _ in rows]
+    samples[Fields.context] = [{} for _ in rows]
+    out = {}
+    for op in ops:
+        n_in, t = len(samples["id"]), time.process_time()
+        samples, keep = op.decide_batch(samples)
+        samples = take_mask(samples, keep)
+        out[op.name] = [round(time.process_time() - t, 3), n_in, len(samples["id"])]
+    t = time.process_time()
+    for p in dict.fromkeys(p for r in rows for p in r["images"]):
+        load_image(p)
+    out["decode (all images, apart)"] = [round(time.process_time() - t, 3), len(rows), len(rows)]
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1000, help="images")
@@ -106,10 +137,16 @@ def main() -> int:
     ap.add_argument("--with-dj", action="store_true")
     ap.add_argument("--dj-python", default=os.environ.get("DJ_REF_VENV", "/work/djref-media"))
     ap.add_argument("--work", type=Path, default=HERE / "work")
+    ap.add_argument("--profile-ops", action="store_true",
+                    help="instead: CPU seconds of each op in this process (one batch, shared context)")
     args = ap.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     data = make_data(work, args.n)
+    if args.profile_ops:
+        rows = [[k, *v] for k, v in profile_ops(data).items()]
+        print(benchlib.fmt_table(["op", "CPU s", "samples in", "samples out"], rows))
+        return 0
     samples = benchlib.count_lines(data)
     results = [_bench.run_one("image_ours", sys.executable, _bench.OURS_MODULE,
                               recipe(data, work / "out_image_ours" / "result.jsonl", args.np, args.op_fusion), work,
