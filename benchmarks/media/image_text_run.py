@@ -354,8 +354,9 @@ def profile(root: Path, data: Path, n: int, batch: int, which: str = "nsfw,wm,ae
     """In-process CPU seconds (``time.process_time``, all threads) per image of each model's
     pre-processing and forward pass: ours (batches of ``batch``, our loader and scoring functions)
     and Data-Juicer's way (one sample per call, the same processor, ``no_grad`` like DJ's NSFW /
-    watermark / aesthetics ops; DJ's similarity op has none). Same torch and transformers for
-    both, so it isolates batching from library versions."""
+    watermark / aesthetics ops; DJ's similarity op has none), with this process's torch threads
+    and with one (``dj_way_1_thread``: what DJ's forked op workers run). Same torch and
+    transformers for both, so it isolates batching from library versions."""
     import time
 
     import torch
@@ -415,6 +416,14 @@ def profile(root: Path, data: Path, n: int, batch: int, which: str = "nsfw,wm,ae
                     model(**proc(text=t, images=[im], return_tensors="pt", truncation=True, max_length=max_len,
                                  padding=True))
         res["dj_way"] = clock(dj)
+        # what Data-Juicer 1.6.1 actually runs: its auto num_proc forks workers for a model op, and
+        # get_model() in a worker calls setup_worker_threads(1): one torch thread per worker
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            res["dj_way_1_thread"] = clock(dj)
+        finally:
+            torch.set_num_threads(threads)
         res["op_share"] = op_shares(model, ip, imgs[:min(len(imgs), 8)], key == "clip")
         out[key] = res
         print(key, json.dumps(res), flush=True)
