@@ -320,6 +320,7 @@ class Loader:
             parts.append(ds)
         ds = parts[0] if len(parts) == 1 else _concat(parts)
         ds = self._drop_null_text(ds, rejected)
+        _release_arrow_memory()
         if ds.num_rows == 0 and rejected:
             first = rejected[0]
             where = f"{first['file']}, line {first['line']}" if "file" in first else f"row {first.get('index')}"
@@ -554,6 +555,17 @@ class Loader:
             rejected.append({"op": "load", "index": int(i), "error_type": "NullText",
                              "message": f"field '{key}' is null", "sample": ds[int(i)]})
         return ds.select(np.flatnonzero(~mask))
+
+
+def _release_arrow_memory() -> None:
+    """Give back to the system what Arrow's allocator keeps after parsing (the JSON blocks: ~100 MB of
+    anonymous memory on 108 MB of JSONL, held for the whole run and inherited by forked workers)."""
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except Exception:  # an allocator without it
+        pass
 
 
 def _has_json_feature(ds) -> bool:

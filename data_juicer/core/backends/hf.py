@@ -201,7 +201,12 @@ class HFBackend(Backend):
         return {"new_fingerprint": fp, "load_from_cache_file": True}
 
     def after_stage(self, before, after) -> None:
-        """``cache_compress``: compress the pass files of ``before`` that ``after`` does not read."""
+        """``cache_compress``: compress the pass files of ``before`` that ``after`` does not read. And
+        give Arrow's allocator's free pages back (a dedup's hashes, a pass's buffers), so they do not
+        add to the peak of the stages after it (the export above all)."""
+        from data_juicer.core.loader import _release_arrow_memory
+
+        _release_arrow_memory()
         algo = self.cfg.get("cache_compress")
         if not algo or before is None or not self.cfg["use_cache"]:
             return
