@@ -346,7 +346,7 @@ class RayBackend(Backend):
         path, fmt, parts = native
         files = [f for fs, _ in parts for f in fs]
         try:
-            if fmt == "json":  # bad rows: file and line, before Ray Data fails with a misleading error
+            if fmt == "json":  # bad rows: file and line, before Ray Data fails (and logs a misleading error)
                 self._check_jsonl(files)
             refs = []
             for fs, suffix in parts:
@@ -384,7 +384,8 @@ class RayBackend(Backend):
 
     def _check_jsonl(self, files: list[str]) -> None:
         """``check_jsonl_files`` in a Ray task, not on the driver: the files are parsed (streamed) in
-        the cluster, so the driver neither spends the CPU of a whole extra JSON parse nor its memory."""
+        the cluster, so the driver neither spends the CPU of a whole extra JSON parse nor its memory.
+        (Not while Ray Data reads: a read failing on a bad line would log its own traceback first.)"""
         import ray
 
         from data_juicer.core.loader import check_jsonl_files
