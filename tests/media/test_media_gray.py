@@ -104,3 +104,29 @@ def test_face_filters_share_detections(media_files, monkeypatch):
     other = OPERATORS.get("image_face_ratio_filter")(cv_classifier="haarcascade_frontalface_default.xml")
     run_ops_on_rows([count, other], [dict(r) for r in rows])
     assert len(calls) == 4  # another cascade file: its own detections
+
+
+def test_benchmark_recipe_decodes_once_and_detects_only_survivors(media_files, monkeypatch):
+    """The five filters of benchmarks/media/image_run.py in one pass: every distinct image is decoded
+    once, and the cascade runs only on the images of rows the four filters before it kept."""
+    import data_juicer.ops.common.faces as faces_mod
+
+    m = media_files
+    decoded, detected = [], []
+    real_load, real_detect = mimage.load_image, faces_mod.detect_faces
+    monkeypatch.setattr(mimage, "load_image", lambda p, who="": decoded.append(p) or real_load(p, who))
+    monkeypatch.setattr(faces_mod, "detect_faces",
+                        lambda img, c, gray=None, **kw: detected.append(img.size) or real_detect(img, c, gray=gray, **kw))
+    ops = [OPERATORS.get("image_shape_filter")(min_width=48, min_height=48),
+           OPERATORS.get("image_aspect_ratio_filter")(min_ratio=0.2, max_ratio=5.0),
+           OPERATORS.get("image_size_filter")(min_size="10B", max_size="2MB"),
+           OPERATORS.get("image_subplot_filter")(),
+           OPERATORS.get("image_face_count_filter")(min_face_count=0, max_face_count=5)]
+    rows = [{"id": 0, "images": [m["one_px"]]},          # 1x1: dropped by the shape filter
+            {"id": 1, "images": [m["png"], m["png"]]},   # 64x48 twice: kept
+            {"id": 2, "images": [m["wide"]]}]            # 400x10: too low for the shape filter too
+    out = run_ops_on_rows(ops, [dict(r) for r in rows])
+    assert [r["id"] for r in out] == [1]
+    assert sorted(decoded) == sorted([m["one_px"], m["png"], m["wide"]])
+    assert detected == [(64, 48)]
+    assert out[0][Fields.stats]["face_counts"] == [0, 0]
