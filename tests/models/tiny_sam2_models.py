@@ -54,7 +54,11 @@ def build_sam2_video(folder: str, seed: int = 0, std: float = 0.0, size: int = S
     bias, so the random model sees every object as present on every frame (else the masks after
     the prompted frame are all empty)."""
     import torch
-    from transformers import Sam2ImageProcessorFast, Sam2VideoModel, Sam2VideoProcessor, Sam2VideoVideoProcessor
+    import transformers
+    from transformers import Sam2VideoModel, Sam2VideoProcessor, Sam2VideoVideoProcessor
+
+    # transformers 5 names the (torchvision) image processor Sam2ImageProcessor, 4.x Sam2ImageProcessorFast
+    image_processor = getattr(transformers, "Sam2ImageProcessor", None) or transformers.Sam2ImageProcessorFast
 
     torch.manual_seed(seed)
     model = Sam2VideoModel(sam2_video_config(size)).eval()
@@ -72,6 +76,6 @@ def build_sam2_video(folder: str, seed: int = 0, std: float = 0.0, size: int = S
     os.makedirs(folder, exist_ok=True)
     model.save_pretrained(folder)
     hw = {"height": size, "width": size}
-    Sam2VideoProcessor(image_processor=Sam2ImageProcessorFast(size=hw),
+    Sam2VideoProcessor(image_processor=image_processor(size=hw),
                        video_processor=Sam2VideoVideoProcessor(size=hw)).save_pretrained(folder)
     return folder
