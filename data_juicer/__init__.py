@@ -1,7 +1,4 @@
 """data_juicer: recipe-driven data processing for foundation models (Data-Juicer 1.6 recipes)."""
 
 __version__ = "0.1.0"
-from data_juicer.utils import fast_imports as _fast_imports  # noqa: E402
-
-_fast_imports.install()  # numba's import without its scipy.linalg BLAS check (see utils/fast_imports.py)
 from data_juicer.api import analyze, process  # noqa: E402,F401  (the Python API: docs/python-api.md)

@@ -6,6 +6,9 @@ from data_juicer.cli.process import _fail, setup_logging
 
 
 def main(argv=None) -> int:
+    from data_juicer.utils import fast_imports
+
+    fast_imports.install()  # numba without its scipy.linalg BLAS check (utils/fast_imports.py)
     argv = list(sys.argv[1:] if argv is None else argv)
     if "-h" in argv or "--help" in argv:
         from data_juicer.config.schema import build_parser

@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     import os
     import signal
 
+    from data_juicer.utils import fast_imports
+
+    fast_imports.install()  # numba without its scipy.linalg BLAS check (utils/fast_imports.py)
+
     main_pid = os.getpid()
     previous = signal.getsignal(signal.SIGINT)
 

@@ -9,8 +9,10 @@ its own import, ``scipy.linalg.cython_blas`` is marked as absent; numba then use
 ``np.dot`` and takes the BLAS one only if scipy was imported before numba. The mark is removed right
 after, so any later ``import scipy.linalg`` works as usual.
 
-``install()`` (called from ``data_juicer/__init__.py``) adds a finder to ``sys.meta_path`` that acts
-only on the first import of ``numba.np.arraymath`` and then removes itself. ``DJ_NUMBA_BLAS_CHECK=1`` turns it off.
+``install()`` adds a finder to ``sys.meta_path`` that acts only on the first import of
+``numba.np.arraymath`` and then removes itself. Only our command-line programs call it (``dj-process`` and
+``dj-analyze``, first thing in their ``main``): a program that imports ``data_juicer`` as a library keeps
+numba's usual BLAS check for its own numba code. ``DJ_NUMBA_BLAS_CHECK=1`` turns it off for the CLIs too.
 """
 
 from __future__ import annotations
