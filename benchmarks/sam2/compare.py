@@ -1,0 +1,12 @@
+import json, sys
+import numpy as np
+out = sys.argv[1]
+a, b = json.load(open(out + "_tag.json")), json.load(open(out + "_djtag.json"))
+f1, f2 = np.load(out + "_first.npy"), np.load(out + "_dj_first.npy")
+print("first frame (YOLOE input) equal:", f1.shape == f2.shape and bool((f1 == f2).all()),
+      "max abs diff", int(np.abs(f1.astype(int) - f2.astype(int)).max()))
+for k in ("cls_id_dict", "object_cls_list", "yoloe_conf_list"):
+    print(k, a[k] == b[k])
+x, y = np.array(a["segment_data"], dtype=float), np.array(b["segment_data"], dtype=float)
+print("segment_data shapes", x.shape, y.shape, "max abs diff", float(np.abs(x - y).max()) if x.shape == y.shape else None,
+      "differing elements", int((x != y).sum()) if x.shape == y.shape else None)
