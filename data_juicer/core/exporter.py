@@ -63,14 +63,17 @@ def _row_batches(table: pa.Table, indices, batch_rows: int):
         yield table.slice(lo, hi - lo).take(part - lo)
 
 
-def write_jsonl(table: pa.Table, path: str, batch_rows: int = 4096, indices=None) -> None:
+def write_jsonl(table: pa.Table, path: str, batch_rows: int = 256, indices=None) -> None:
     """One JSON object per line, UTF-8 kept, formatted as Data-Juicer writes (``json.dumps``), so
     the same data gives byte-identical files. ``indices``: write only these rows, in this order."""
     os.replace(_jsonl_tmp(table, path, batch_rows, indices), path)
 
 
-def _jsonl_tmp(table: pa.Table, path: str, batch_rows: int = 4096, indices=None) -> str:
-    """Write the rows to a temporary name beside ``path``; return that name (removed on failure)."""
+def _jsonl_tmp(table: pa.Table, path: str, batch_rows: int = 256, indices=None) -> str:
+    """Write the rows to a temporary name beside ``path``; return that name (removed on failure).
+    Small batches (256 rows): the Python strings of a batch are reused by the allocator instead of
+    ~10 MB per 4,096 rows staying resident (peers measured +6 vs +107 MB during a 36,859-row export,
+    1.41 vs 1.92 CPU s); the bytes written are the same."""
     tmp = _tmp_name(path)
     dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     try:
