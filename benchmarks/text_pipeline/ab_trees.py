@@ -54,8 +54,8 @@ def main(argv=None):
             recipe = out / "recipe.yaml"
             recipe.write_text(r)
             ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            m = bl.run_measured([sys.executable, "-c", LAUNCH, os.path.abspath(tree), "--config", str(recipe)],
-                                out / "run.log", env=bl.offline_env(), cwd=out, timeout=3600)
+            argv = [sys.executable, "-c", LAUNCH, os.path.abspath(tree), "--config", str(recipe)]
+            m = bl.run_measured(argv, out / "run.log", env=bl.offline_env(), cwd=out, timeout=3600)
             ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime
             res[name].append((cpu, m["wall_s"], m["peak_pss_tree_mb"], m.get("peak_anon_tree_mb", 0)))
@@ -63,16 +63,19 @@ def main(argv=None):
                 if (out / f).exists():
                     shutil.copy(out / f, a.work / f"{name}.{f}")
             shutil.rmtree(out / "hf_cache", ignore_errors=True)
-            print(f"{name}: rc {m['rc']} cpu {cpu:.2f} s, wall {m['wall_s']:.1f} s, peak PSS {res[name][-1][2]:.0f} MB, "
-                  f"anon {res[name][-1][3]:.0f} MB (load {os.getloadavg()[0]:.1f})", flush=True)
+            pss, anon = res[name][-1][2:]
+            print(f"{name}: rc {m['rc']} cpu {cpu:.2f} s, wall {m['wall_s']:.1f} s, peak PSS {pss:.0f} MB, "
+                  f"anon {anon:.0f} MB (load {os.getloadavg()[0]:.1f})", flush=True)
     for name, v in res.items():
         cpus = sorted(x[0] for x in v)
-        print(f"{name}: cpu min {cpus[0]:.2f} median {cpus[len(cpus) // 2]:.2f}; peak PSS max {max(x[2] for x in v):.0f} MB")
+        peak = max(x[2] for x in v)
+        print(f"{name}: cpu min {cpus[0]:.2f} median {cpus[len(cpus) // 2]:.2f}; peak PSS max {peak:.0f} MB")
     if len(variants) >= 2:
         x, y = variants[0][0], variants[1][0]
         same = [filecmp.cmp(a.work / f"{x}.{f}", a.work / f"{y}.{f}", shallow=False)
                 for f in ("result.jsonl", "result_stats.jsonl")]
-        print(f"{x} vs {y}: result {'identical' if same[0] else 'DIFFERENT'}, stats {'identical' if same[1] else 'DIFFERENT'}")
+        word = ["identical" if ok else "DIFFERENT" for ok in same]
+        print(f"{x} vs {y}: result {word[0]}, stats {word[1]}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ print(json.dumps(out))
 def _probe(mode="cli", extra_env=None):
     env = {k: v for k, v in os.environ.items() if k != "DJ_NUMBA_BLAS_CHECK"}
     env.update(extra_env or {})
-    r = subprocess.run([sys.executable, "-c", f"MODE = {mode!r}\n" + PROBE], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run([sys.executable, "-c", f"MODE = {mode!r}\n" + PROBE], capture_output=True, text=True,
+                       env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
