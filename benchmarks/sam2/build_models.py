@@ -3,9 +3,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from tests.models.tiny_models_b import build_yoloe  # noqa: E402
-from tests.models.tiny_sam2_models import build_sam2_video  # noqa: E402
-from tests.ops.vision_other_helpers import write_video  # noqa: E402
+from tests.models.tiny_models_b import build_yoloe
+from tests.models.tiny_sam2_models import build_sam2_video
+from tests.ops.vision_other_helpers import write_video
 
 root = sys.argv[1]
 build_sam2_video(os.path.join(root, "sam2"))

@@ -1,7 +1,12 @@
-import json, sys
+"""Compare our tag with Data-Juicer's (files written by ours.py and dj.py)."""
+import json
+import sys
+from pathlib import Path
+
 import numpy as np
+
 out = sys.argv[1]
-a, b = json.load(open(out + "_tag.json")), json.load(open(out + "_djtag.json"))
+a, b = json.loads(Path(out + "_tag.json").read_text()), json.loads(Path(out + "_djtag.json").read_text())
 f1, f2 = np.load(out + "_first.npy"), np.load(out + "_dj_first.npy")
 print("first frame (YOLOE input) equal:", f1.shape == f2.shape and bool((f1 == f2).all()),
       "max abs diff", int(np.abs(f1.astype(int) - f2.astype(int)).max()))

@@ -1,7 +1,12 @@
+# ruff: noqa: I001  (DJ's package installer is switched off before its op module is imported)
 """Data-Juicer 1.6.1's video_object_segmenting_mapper (its own code, transformers 4.57) on the same
 tiny SAM2 files and video; YOLOE is replaced by the detections our run dumped (ultralytics is not in
 DJ's venv), so what is compared is DJ's frame reading + SAM2 session + propagation + post-processing."""
-import json, sys, time
+import json
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import torch
 sam2, video, out = sys.argv[1:4]
@@ -10,7 +15,7 @@ from data_juicer.utils.lazy_loader import LazyLoader
 LazyLoader._install_package = classmethod(lambda cls, *a, **k: None)  # DJ's op pip-installs transformers at init: offline here
 import data_juicer.ops.mapper.video_object_segmenting_mapper as mod
 from data_juicer.utils.constant import Fields
-det = json.load(open(out + "_yoloe.json"))
+det = json.loads(Path(out + "_yoloe.json").read_text())
 
 class Boxes:
     xyxy, cls, conf = torch.tensor(det["xyxy"]), torch.tensor(det["cls"]), torch.tensor(det["conf"])
@@ -34,4 +39,4 @@ op = mod.VideoObjectSegmentingMapper(sam2_hf_model=sam2, yoloe_path="unused.pt",
 t, c = time.time(), time.process_time()
 s = op.process_single({"videos": [video], "main_character_list": ["dog", "red car"], Fields.meta: {}})
 print("dj wall", round(time.time() - t, 2), "cpu", round(time.process_time() - c, 2))
-json.dump(s[Fields.meta]["video_object_segment_tags"], open(out + "_djtag.json", "w"))
+Path(out + "_djtag.json").write_text(json.dumps(s[Fields.meta]["video_object_segment_tags"]))

@@ -25,20 +25,20 @@ def sam2_video_config(size: int = SIZE):
     from transformers import Sam2VideoConfig
 
     hidden = 128
-    vision = dict(
-        model_type="sam2_vision_model",
-        backbone_config=dict(model_type="sam2_hiera_det_model", hidden_size=16, num_attention_heads=1,
-                             image_size=[size, size], blocks_per_stage=[1, 1, 2, 1],
-                             embed_dim_per_stage=[16, 32, 64, 128], num_attention_heads_per_stage=[1, 1, 1, 1],
-                             window_size_per_stage=[4, 4, 4, 4], global_attention_blocks=[3],
-                             window_positional_embedding_background_size=[4, 4]),
-        backbone_channel_list=[128, 64, 32, 16],
-        backbone_feature_sizes=[[size // 4] * 2, [size // 8] * 2, [size // 16] * 2],
-        fpn_hidden_size=hidden)
+    backbone = {"model_type": "sam2_hiera_det_model", "hidden_size": 16, "num_attention_heads": 1,
+                "image_size": [size, size], "blocks_per_stage": [1, 1, 2, 1],
+                "embed_dim_per_stage": [16, 32, 64, 128], "num_attention_heads_per_stage": [1, 1, 1, 1],
+                "window_size_per_stage": [4, 4, 4, 4], "global_attention_blocks": [3],
+                "window_positional_embedding_background_size": [4, 4]}
+    vision = {"model_type": "sam2_vision_model", "backbone_config": backbone,
+              "backbone_channel_list": [128, 64, 32, 16],
+              "backbone_feature_sizes": [[size // 4] * 2, [size // 8] * 2, [size // 16] * 2],
+              "fpn_hidden_size": hidden}
     return Sam2VideoConfig(
         vision_config=vision,
-        prompt_encoder_config=dict(hidden_size=hidden, image_size=size, patch_size=16),
-        mask_decoder_config=dict(hidden_size=hidden, mlp_dim=128, num_attention_heads=2, iou_head_hidden_dim=64),
+        prompt_encoder_config={"hidden_size": hidden, "image_size": size, "patch_size": 16},
+        mask_decoder_config={"hidden_size": hidden, "mlp_dim": 128, "num_attention_heads": 2,
+                             "iou_head_hidden_dim": 64},
         image_size=size, num_maskmem=3,
         memory_attention_hidden_size=hidden, memory_attention_num_layers=1,
         memory_attention_feed_forward_hidden_size=128, memory_attention_rope_feat_sizes=[size // 16] * 2,
