@@ -204,8 +204,8 @@ class Analyzer(Executor):
             logger.info(f"stats of {len(ops)} filters on {self.backend.num_rows(ds)} samples in {time.time() - t:.2f}s")
         from data_juicer.core.exporter import export_format, stats_path_for, write_jsonl
 
-        fmt = export_format(self.cfg["export_path"], self.cfg.get("export_type"))
-        stats_file = stats_path_for(self.cfg["export_path"], fmt)
+        fmt = export_format(self.recipe.export_path, self.recipe.export_type)
+        stats_file = stats_path_for(self.recipe.export_path, fmt)
         os.makedirs(os.path.dirname(os.path.abspath(stats_file)), exist_ok=True)
         table = self.backend.columns(ds, (Fields.stats, Fields.meta))
         if table.num_columns:
@@ -225,7 +225,7 @@ class Analyzer(Executor):
         os.makedirs(self.analysis_dir, exist_ok=True)
         t = time.time()
         columns = stat_columns(table)
-        result = overall_table(columns, self.cfg.get("percentiles") or [])
+        result = overall_table(columns, list(self.recipe.percentiles))
         write_overall(result, self.analysis_dir)
         logger.info(f"overall analysis of {len(columns)} stats in {time.time() - t:.2f}s")
 
@@ -245,7 +245,7 @@ class Analyzer(Executor):
 
         write_report(self.report_path, columns=columns, overall=result, plots=plots, drops=self.drops,
                      combined_keep=combined, n_samples=table.num_rows, corr_plot=corr_plot, all_plot=all_plot,
-                     recipe_text=self._recipe_text(), dataset=str(self.cfg.get("dataset_path") or ""),
+                     recipe_text=self._recipe_text(), dataset=str(self.recipe.dataset_path or ""),
                      seconds=time.time() - t0)
         logger.info(f"report: {self.report_path}")
         return result
@@ -272,7 +272,7 @@ class Analyzer(Executor):
                 corr = P.draw_correlation(P.correlation(columns),
                                           os.path.join(self.analysis_dir, "stats-corr-pearson.png"))
                 one = None
-                if self.cfg.get("save_stats_in_one_file"):
+                if self.recipe.save_stats_in_one_file:
                     one = P.draw_all_in_one(columns, os.path.join(self.analysis_dir, "all-stats.png"), bounds)
                 return corr, one
 

@@ -19,15 +19,14 @@ from loguru import logger
 STATE_FILE = "ckpt_ops.json"
 
 
-def input_signature(cfg: dict) -> list:
+def input_signature(recipe) -> list:
     """What the run read: paths with their sizes and modification times."""
     from data_juicer.core.loader import parse_dataset_path, specs_from_dataset_config
 
-    if cfg.get("dataset"):
-        dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
-        specs, max_n = specs_from_dataset_config(dcfg)
+    if recipe.dataset_config:
+        specs, max_n = specs_from_dataset_config(recipe.dataset_config)
     else:
-        specs, max_n = parse_dataset_path(cfg["dataset_path"]), None
+        specs, max_n = parse_dataset_path(recipe.dataset_path), None
     sig = [max_n]
     for s in specs:
         files = [s.path] if os.path.isfile(s.path) else sorted(

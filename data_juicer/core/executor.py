@@ -158,7 +158,7 @@ class Executor:
         ops = build_ops(self.recipe.ops, {"work_dir": self.job_dir}, where=str(self.recipe.config_path))
         for op in ops:
             op.use_cache = bool(self.recipe.get("use_cache"))
-            op.checkpoint_dir = self.recipe.checkpoint_dir if self.cfg["use_checkpoint"] else None
+            op.checkpoint_dir = self.recipe.checkpoint_dir if self.recipe.use_checkpoint else None
         return ops
 
     def plan(self, ops: list[OP]) -> list[Stage]:
@@ -168,7 +168,7 @@ class Executor:
         """Hash consecutive deduplicators in one pass (``plan_stages``): where the backend keeps the
         hashes of the later ones through the earlier ones' row selection, and not with checkpoints
         (a checkpoint between two merged dedups would have to hold the later ones' hashes)."""
-        return bool(getattr(self.backend, "merges_hashing", False)) and not self.cfg["use_checkpoint"]
+        return bool(getattr(self.backend, "merges_hashing", False)) and not self.recipe.use_checkpoint
 
     def _start(self, ckpt, n_ops: int):
         """(dataset, number of recipe ops already applied): from a checkpoint, or loaded."""
@@ -247,7 +247,7 @@ class Executor:
             rep = reports[id(op)]
             rep.rows_in = n_before
             tracer = self.tracer
-            show = self.cfg["trace_num"] if tracer is not None and isinstance(op, Deduplicator) else 0
+            show = self.recipe.trace_num if tracer is not None and isinstance(op, Deduplicator) else 0
             ds, pairs = self.backend.run_global(op, ds, show_num=show)
             if tracer is not None and isinstance(op, Deduplicator):
                 tracer.duplicates(op.name, pairs)
@@ -263,11 +263,11 @@ class Executor:
     def _row_run(self, stage: Stage):
         """(counters, FusedRun, batch size, worker processes) of a row-wise stage."""
         counters = StageCounters(self.job.counters_root, [op.name for op in stage.ops])
-        run = FusedRun(stage.ops, id_keys=self.recipe.id_keys, mark_errors=self.cfg["skip_op_error"],
+        run = FusedRun(stage.ops, id_keys=self.recipe.id_keys, mark_errors=self.recipe.skip_op_error,
                        counter_path=counters.path, tracer=self.tracer, stats_order=self.stats_order)
         batch_size = min(op.batch_size for op in stage.ops)
         np_ = min([self.backend.workers] + [op.num_proc for op in stage.ops if op.num_proc and op.num_proc > 0])
-        if self.adapter is not None and self.cfg["adaptive_batch_size"] and self.probes:
+        if self.adapter is not None and self.recipe.adaptive_batch_size and self.probes:
             batch_size = self.adapter.batch_size_for(stage.ops, self.probes, batch_size)
             np_ = self.adapter.num_proc_for(np_, batch_size, self.probes)
             logger.info(f"[{stage.label[:80]}] adaptive batch size {batch_size}, {np_} worker(s)")
@@ -292,7 +292,7 @@ class Executor:
         (the backend then keeps or drops the hashes without rewriting every column)."""
         dedups = list(stage.dedups)
         if (not dedups or len(stage.ops) != len(dedups) or any(a is not b for a, b in zip(stage.ops, dedups))
-                or self.cfg["keep_hashes_in_res_ds"] or self.tracer is not None):
+                or self.recipe.keep_hashes_in_res_ds or self.tracer is not None):
             return None
         cols: list = []
         for op in dedups:
@@ -308,21 +308,21 @@ class Executor:
     # -- plan: the adapter -----------------------------------------------------------------
     def _adapt(self, ops: list[OP], ds, skip: int) -> list[OP]:
         """Probe, fuse, reorder and size (``op_fusion``, ``fusion_strategy``, ``adaptive_batch_size``)."""
-        cfg = self.cfg
-        if not (cfg["op_fusion"] or cfg["adaptive_batch_size"]) or skip:
+        r = self.recipe
+        if not (r.op_fusion or r.adaptive_batch_size) or skip:
             return ops
         from data_juicer.core.adapter import Adapter
 
         # the memory probe (tracemalloc) only matters for sizing batches
-        self.adapter = Adapter(cfg, self.job_dir, memory_probe_samples=100 if cfg["adaptive_batch_size"] else 0)
-        want_probe = cfg["adaptive_batch_size"] or (cfg["op_fusion"] and cfg["fusion_strategy"] == "probe")
+        self.adapter = Adapter(self.cfg, self.job_dir, memory_probe_samples=100 if r.adaptive_batch_size else 0)
+        want_probe = r.adaptive_batch_size or (r.op_fusion and r.fusion_strategy == "probe")
         if want_probe and self.backend.num_rows(ds):
             batch = self.backend.head(ds, self.adapter.probe_samples)
             self.probes = self.adapter.probe_small_batch(batch, ops)
-        if not cfg["op_fusion"]:
+        if not r.op_fusion:
             return ops
         # filter traces name the filter that dropped a sample: keep the recipe order when tracing
-        reorder = cfg["fusion_strategy"] == "probe" and self.tracer is None
+        reorder = r.fusion_strategy == "probe" and self.tracer is None
         optimized = self.adapter.optimize(ops, self.probes, reorder=reorder)
         # with filters reordered, put the stat keys back in the order the recipe would give them
         order = [k for p in sorted(self.probes, key=lambda p: p.index) for k in p.stats_keys]
@@ -331,30 +331,30 @@ class Executor:
 
     # -- parts -----------------------------------------------------------------------------
     def _warn_unsupported(self) -> None:
-        unused = [k for k in self._NOT_YET + self.backend.no_effect if self.cfg.get(k)]
+        unused = [k for k in self._NOT_YET + self.backend.no_effect if self.recipe.get(k)]  # a list of keys: by name
         if unused:
             logger.warning(f"these recipe settings have no effect yet in this version"
                            f"{'' if self.backend.name == 'default' else ' on ' + self.backend.name}: "
                            f"{', '.join(unused)}")
 
     def _make_tracer(self):
-        if not self.cfg["open_tracer"]:
+        if not self.recipe.open_tracer:
             return None
         from data_juicer.core.tracer import TraceCollector
 
-        return TraceCollector(os.path.join(self.job_dir, "trace"), self.cfg["op_list_to_trace"],
-                              self.cfg["trace_num"], self.cfg["trace_keys"])
+        return TraceCollector(os.path.join(self.job_dir, "trace"), list(self.recipe.op_list_to_trace),
+                              self.recipe.trace_num, list(self.recipe.trace_keys))
 
     def _checkpointer(self) -> Optional[Checkpointer]:
-        if not self.cfg["use_checkpoint"]:
+        if not self.recipe.use_checkpoint:
             return None
         from data_juicer.core.checkpoint import input_signature
 
         folder = os.path.join(self.recipe.checkpoint_dir, self.backend.checkpoint_subdir)
-        return Checkpointer(folder, self.recipe.process, input_signature(self.cfg), self.backend)
+        return Checkpointer(folder, self.recipe.process, input_signature(self.recipe), self.backend)
 
     def _checkpoint_every(self) -> int:
-        c = self.cfg.get("checkpoint") or {}
+        c = self.recipe.checkpoint or {}
         if c.get("strategy") == "every_n_ops":
             return max(1, int(c.get("n_ops", 1)))
         return 1
@@ -362,13 +362,13 @@ class Executor:
     def _export(self, ds):
         from data_juicer.core.exporter import Exporter
 
-        cfg = self.cfg
         t = time.time()
-        exporter = Exporter(cfg["export_path"], export_type=cfg.get("export_type"),
-                            export_shard_size=cfg["export_shard_size"],
-                            keep_stats_in_res_ds=cfg["keep_stats_in_res_ds"],
-                            keep_hashes_in_res_ds=cfg["keep_hashes_in_res_ds"],
-                            num_proc=self.backend.workers if cfg["export_in_parallel"] else 1)
+        r = self.recipe
+        exporter = Exporter(r.export_path, export_type=r.export_type,
+                            export_shard_size=r.export_shard_size,
+                            keep_stats_in_res_ds=r.keep_stats_in_res_ds,
+                            keep_hashes_in_res_ds=r.keep_hashes_in_res_ds,
+                            num_proc=self.backend.workers if r.export_in_parallel else 1)
         report = self.backend.export(ds, exporter)
         logger.info(f"exported {report.rows} samples in {time.time() - t:.2f}s")
         return report

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from typing import Optional
 
 from loguru import logger
@@ -28,7 +27,7 @@ class HFBackend(Backend):
 
     def __init__(self, recipe, job):
         super().__init__(recipe, job)
-        self.np = max(1, min(self.cfg["np"], os.cpu_count() or 1))
+        self.np = max(1, min(self.recipe.np, os.cpu_count() or 1))
         self._pending_extra = None  # hashes kept beside the data by a hashing-only pass, for the dedup after it
         self._extra_uses = 0  # how many dedups (in a row) the pending hashes are for
 
@@ -39,12 +38,12 @@ class HFBackend(Backend):
     def start(self) -> None:
         import datasets
 
-        if not self.cfg["use_cache"]:
+        if not self.recipe.use_cache:
             datasets.disable_caching()
-        if self.cfg.get("cache_compress"):
+        if self.recipe.cache_compress:
             from data_juicer.core.cache import check_method
 
-            check_method(self.cfg["cache_compress"])
+            check_method(self.recipe.cache_compress)
 
     # -- data ------------------------------------------------------------------------------
     def load(self):
@@ -52,25 +51,24 @@ class HFBackend(Backend):
 
         import datasets
 
-        cfg = self.cfg
+        r = self.recipe
         if not sys.stderr.isatty():  # plain log lines instead of progress bars
             datasets.disable_progress_bars()
-        if cfg.get("dataset"):
-            dcfg = cfg["dataset"] if isinstance(cfg["dataset"], dict) else {"configs": cfg["dataset"]}
+        if r.dataset_config:
+            dcfg = r.dataset_config
             specs, max_n = specs_from_dataset_config(dcfg)
         else:
-            specs, max_n = parse_dataset_path(cfg["dataset_path"]), None
-        loader = Loader(text_keys=list(cfg["text_keys"]),
-                        media_keys=(cfg["image_key"], cfg["audio_key"], cfg["video_key"]),
-                        suffixes=list(cfg["suffixes"]), add_suffix=cfg.get("add_suffix", False), num_proc=self.np,
-                        cache_dir=cfg.get("ds_cache_dir"), lenient=cfg["load_jsonl_lenient"],
-                        tmp_dir=os.path.join(self.job.dir, "tmp"), load_kwargs=cfg.get("load_dataset_kwargs"))
+            specs, max_n = parse_dataset_path(r.dataset_path), None
+        loader = Loader(text_keys=list(r.text_keys), media_keys=r.media_keys,
+                        suffixes=list(r.suffixes), add_suffix=r.add_suffix, num_proc=self.np,
+                        cache_dir=r.ds_cache_dir, lenient=r.load_jsonl_lenient,
+                        tmp_dir=os.path.join(self.job.dir, "tmp"), load_kwargs=dict(r.load_dataset_kwargs))
         result = loader.load(specs, max_n)
         if result.rejected:
             n = self.ledger.record(result.rejected)
             logger.warning(f"{n} input rows could not be loaded; see {self.ledger.path}")
         ds = result.dataset
-        if cfg["skip_op_error"] and Fields.row_index not in ds.column_names:
+        if r.skip_op_error and Fields.row_index not in ds.column_names:
             ds = ds.add_column(Fields.row_index, list(range(ds.num_rows)))
         return ds
 
@@ -105,7 +103,7 @@ class HFBackend(Backend):
         map_kwargs = self._cache_kwargs(stage, ds, run)
         from data_juicer.core.runner import FusedRun
 
-        spill = isinstance(run, FusedRun) and self.cfg["skip_op_error"]
+        spill = isinstance(run, FusedRun) and self.recipe.skip_op_error
         if spill:
             import uuid
 
@@ -189,13 +187,13 @@ class HFBackend(Backend):
     def _cache_kwargs(self, stage, ds, run) -> dict:
         """A stable fingerprint for the pass, so a rerun loads it from the datasets cache."""
         files = getattr(ds, "cache_files", None)
-        if not self.cfg["use_cache"] or not files or run.tracer is not None:
+        if not self.recipe.use_cache or not files or run.tracer is not None:
             return {}
         from data_juicer.core.cache import restore, stage_fingerprint
 
         fp = stage_fingerprint(ds._fingerprint, stage.ops,
-                               {"skip_op_error": self.cfg["skip_op_error"], "stats_order": run.stats_order})
-        restored = restore(os.path.dirname(files[0]["filename"]), fp, self.cfg.get("cache_compress"))
+                               {"skip_op_error": self.recipe.skip_op_error, "stats_order": run.stats_order})
+        restored = restore(os.path.dirname(files[0]["filename"]), fp, self.recipe.cache_compress)
         if restored:
             logger.info(f"cache_compress: {restored} cache file(s) of [{stage.label[:60]}] decompressed for reuse")
         return {"new_fingerprint": fp, "load_from_cache_file": True}
@@ -207,8 +205,8 @@ class HFBackend(Backend):
         from data_juicer.core.loader import _release_arrow_memory
 
         _release_arrow_memory()
-        algo = self.cfg.get("cache_compress")
-        if not algo or before is None or not self.cfg["use_cache"]:
+        algo = self.recipe.cache_compress
+        if not algo or before is None or not self.recipe.use_cache:
             return
         from data_juicer.core.cache import compress, pass_files
 
