@@ -12,10 +12,9 @@ from tests.conftest import write_jsonl
 CORE = os.path.join(os.path.dirname(__file__), "..", "..", "data_juicer", "core")
 LOOKUP = re.compile(r"\bcfg\[|\bcfg\.get\(")
 
-# string-key lookups of the global cfg still in core/, per file, while their owner applies the
-# request of 2026-12-01 (requests-core.md, "[ray -> text-perf] cfg lookups"): the count may only
-# go down. Every other core file has none.
-PENDING = {"executor.py": 27, "backends/hf.py": 25, "analyzer.py": 6, "checkpoint.py": 5}
+# string-key lookups of the global cfg allowed in core/, per file: none (the last 63, in executor.py,
+# backends/hf.py, analyzer.py and checkpoint.py, went to typed Recipe fields on 2026-12-01).
+PENDING: dict = {}
 
 
 def _lookups():
@@ -34,7 +33,7 @@ def test_core_reads_no_setting_by_string_key_beyond_the_pending_ones():
     found = _lookups()
     extra = {f: n for f, n in found.items() if n > PENDING.get(f, 0)}
     assert not extra, f"new cfg[...] / cfg.get(...) lookups in core/ (read the Recipe's typed fields): {extra}"
-    assert sum(found.values()) <= 63
+    assert sum(found.values()) == 0
     for mine in ("backends/ray.py", "backends/ray_export.py", "ray_dataset.py", "ray_executor.py", "loader.py"):
         assert mine not in found
 
