@@ -8,6 +8,12 @@ filter of a run so they can be compared) and peak Python memory per sample (``tr
 pilot's rows only: it slows the code it watches). The results are logged and saved as
 ``probe.json`` in the job folder.
 
+When a row-wise op runs a model (``uses_model``: CLIP, a ViT classifier, a detector...), every probed
+row is a real inference whose result is thrown away, so the pilot is ``model_probe_samples`` (8) rows,
+and when those show that ``min_probe_samples`` rows would cost more than the budget, the probe stays
+on those 8 rows: about 24 inferences per model op (pilot, probe, memory probe) instead of 164. Its
+selectivities then come from 8 samples, a coarse guide to the order (the output does not depend on it).
+
 ``optimize`` (``op_fusion: true``):
   * filters of a run that share an intermediate value (words, lines...) become one
     ``OpFusion:(a,b)`` op, as in Data-Juicer (they share the value through the context);
@@ -80,7 +86,8 @@ def _kind(op: OP) -> str:
 class Adapter:
     def __init__(self, cfg: dict, job_dir: Optional[str] = None, probe_samples: int = 1000,
                  memory_probe_samples: int = 100, target_seconds: float = 2.0, batch_memory_mb: float = 512.0,
-                 probe_budget_s: float = 0.3, min_probe_samples: int = 100, pilot_samples: int = 32):
+                 probe_budget_s: float = 0.3, min_probe_samples: int = 100, pilot_samples: int = 32,
+                 model_probe_samples: int = 8):
         self.cfg = cfg
         self.job_dir = job_dir
         self.probe_samples = probe_samples
@@ -93,6 +100,8 @@ class Adapter:
         self.probe_budget_s = probe_budget_s
         self.min_probe_samples = min_probe_samples
         self.pilot_samples = pilot_samples
+        # with a model op among them: the pilot's size, and the probe's when the pilot shows the floor too dear
+        self.model_probe_samples = model_probe_samples
         self._op_at: dict[int, int] = {}  # probe index -> id() of the op it measured
         self.probe_seconds = self.probe_cpu_seconds = 0.0
 
@@ -158,8 +167,9 @@ class Adapter:
         """The first samples of ``batch``: as many as the probe budget allows, from a pilot run
         of every row-wise op on ``pilot_samples`` of them (each op on the same pilot rows)."""
         n_all = batch_len(batch)
-        pilot = min(self.pilot_samples, n_all)
-        if n_all <= max(pilot, self.min_probe_samples):
+        models = any(op.is_row_wise and op.uses_model for op in ops)
+        pilot = min(self.model_probe_samples if models else self.pilot_samples, n_all)
+        if n_all <= (pilot if models else max(pilot, self.min_probe_samples)):
             return batch
         work = {k: v[:pilot] for k, v in batch.items()}
         t = time.process_time()
@@ -181,7 +191,10 @@ class Adapter:
                 break
         per_sample = (time.process_time() - t) / pilot
         n = n_all if per_sample <= 0 else int(self.probe_budget_s / per_sample)
-        n = max(self.min_probe_samples, min(n, n_all))
+        floor = self.min_probe_samples
+        if models and per_sample * floor > self.probe_budget_s:  # model inference: stay on the pilot's rows
+            floor = pilot
+        n = max(floor, min(n, n_all))
         return batch if n >= n_all else {k: v[:n] for k, v in batch.items()}
 
     def _peak_bytes_per_sample(self, op: OP, batch: dict[str, list]) -> float:

@@ -269,3 +269,55 @@ def test_wrong_order_recipe_is_hoisted_reordered_and_gives_the_adapter_off_bytes
     assert outs["on"] == outs["off"]
     assert [r["id"] for r in read_jsonl(tmp_path / "off" / "result.jsonl")] == WRONG_ORDER_KEPT
     check_wrong_order_plan(tmp_path / "on")
+
+
+class _CountingModelFilter:
+    """A filter that stands in for a model op: ``uses_model``, a fixed CPU cost per row, and a
+    count of the rows it scored (what a model op would have run inference on)."""
+
+    @staticmethod
+    def make(cost_s: float, uses_model: bool = True):
+        import time as _time
+
+        from data_juicer.ops.base import Filter
+
+        class ModelLike(Filter):
+            name = "model_like_filter"
+
+            def __init__(self):
+                super().__init__()
+                self.rows_scored = 0
+
+            def compute_stats_batched(self, samples):
+                for stat in samples["__dj__stats__"]:
+                    end = _time.process_time() + cost_s
+                    while _time.process_time() < end:
+                        pass
+                    stat["model_like"] = 1.0
+                    self.rows_scored += 1
+                return samples
+
+            def process_batched(self, samples):
+                return [True for _ in samples["__dj__stats__"]]
+
+        ModelLike.uses_model = uses_model
+        return ModelLike()
+
+
+def test_probe_of_a_dear_model_op_stays_on_a_few_rows():
+    rows = [{"id": i, "text": f"text {i} " * 5} for i in range(300)]
+    op = _CountingModelFilter.make(0.05)  # 50 ms a row: the 0.3 s budget allows 6 rows, under the floor of 100
+    probes = Adapter({}, memory_probe_samples=100).probe_small_batch(datasets.Dataset.from_list(rows), [op])
+    assert [p.samples_in for p in probes] == [8]
+    assert op.rows_scored == 24  # pilot 8 + probe 8 + memory probe 8 (164 before: 32 + 100 + 32)
+
+
+def test_probe_of_a_cheap_model_op_and_of_a_dear_plain_op_keep_the_floor():
+    rows = [{"id": i, "text": f"text {i} " * 5} for i in range(300)]
+    cheap_model = _CountingModelFilter.make(0.0)
+    probes = Adapter({}, memory_probe_samples=0).probe_small_batch(datasets.Dataset.from_list(rows), [cheap_model])
+    assert [p.samples_in for p in probes] == [300]  # cheap: the budget allows every row
+    dear_plain = _CountingModelFilter.make(0.01, uses_model=False)
+    probes = Adapter({}, memory_probe_samples=0).probe_small_batch(datasets.Dataset.from_list(rows), [dear_plain])
+    assert [p.samples_in for p in probes] == [100]  # not a model op: the floor of 100 rows
+    assert dear_plain.rows_scored == 32 + 100
