@@ -73,3 +73,13 @@ def test_cache_compress_packs_passes_and_restores_them(tmp_path, monkeypatch):
     second, calls2 = _run(tmp_path, cfg, "b", monkeypatch)
     assert second == first and calls2 == []
     assert os.path.getsize(packed[0]) > 0
+
+
+def test_a_run_without_cache_does_not_turn_it_off_for_the_next_run_in_the_process(tmp_path, monkeypatch):
+    off = _setup(tmp_path, use_cache=False)
+    _run(tmp_path, off, "off", monkeypatch)  # datasets.disable_caching() is process-wide
+    cfg = _setup(tmp_path)
+    first, calls1 = _run(tmp_path, cfg, "a", monkeypatch)
+    second, calls2 = _run(tmp_path, cfg, "b", monkeypatch)
+    assert calls1 == ["60"] and second == first
+    assert calls2 == []  # the use_cache: true runs after it still reuse their passes

@@ -38,7 +38,11 @@ class HFBackend(Backend):
     def start(self) -> None:
         import datasets
 
-        if not self.recipe.use_cache:
+        # datasets' switch is process-wide: set it for this run both ways, so an earlier run in the
+        # same process (the Python API, a test session) with use_cache: false does not leave it off
+        if self.recipe.use_cache:
+            datasets.enable_caching()
+        else:
             datasets.disable_caching()
         if self.recipe.cache_compress:
             from data_juicer.core.cache import check_method

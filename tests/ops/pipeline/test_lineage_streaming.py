@@ -115,8 +115,9 @@ def test_hf_backend_puts_streamed_rows_back_in_input_order(tmp_path):
     class Job:
         ledger = None
 
-    class Recipe:
+    class Recipe:  # the typed settings HFBackend reads
         cfg = {"np": 1}
+        np, use_cache, cache_compress, skip_op_error = 1, False, None, True
 
     backend = HFBackend(Recipe(), Job())
     op = OPERATORS.get("words_num_filter")(min_num=2)
