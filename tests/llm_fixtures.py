@@ -23,7 +23,9 @@ _SESSION = {}
 
 
 def _work_dir() -> str:
-    d = os.path.join(tempfile.gettempdir(), f"dj_llm_server_{os.getuid()}")
+    # one folder per pytest-xdist worker: two workers' servers never share their files
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    d = os.path.join(tempfile.gettempdir(), f"dj_llm_server_{os.getuid()}" + (f"_{worker}" if worker else ""))
     os.makedirs(d, exist_ok=True)
     return d
 
