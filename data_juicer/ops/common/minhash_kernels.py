@@ -173,6 +173,34 @@ def char_tokens(buf, doc_off):
     doc_tok[n] = k
     return starts[:k], ends[:k], doc_tok
 
+@nb.njit(cache=True, inline="always")  # inlined into both kernels: no call per shingle
+def shingle_bytes(buf, starts, ends, k, window, sep, msg):
+    """The bytes of the shingle of tokens ``k .. k + window - 1`` joined by byte ``sep`` (none if < 0),
+    as ``(array, start, size, msg)``: a slice of ``buf`` when the tokens lie there as joined, else a copy
+    into ``msg`` (grown when too short; the caller keeps the returned one)."""
+    size = 0
+    contiguous = True
+    for t in range(k, k + window):
+        size += ends[t] - starts[t]
+        if t > k and starts[t] != ends[t - 1] + (1 if sep >= 0 else 0):
+            contiguous = False
+    if sep >= 0:
+        size += window - 1
+    if contiguous:
+        return buf, starts[k], size, msg
+    if size > len(msg):
+        msg = np.empty(2 * size, dtype=np.uint8)
+    p = 0
+    for t in range(k, k + window):
+        if sep >= 0 and t > k:
+            msg[p] = sep
+            p += 1
+        for q in range(starts[t], ends[t]):
+            msg[p] = buf[q]
+            p += 1
+    return msg, 0, size, msg
+
+
 @nb.njit(cache=True)
 def sign(buf, starts, ends, doc_tok, window, sep, a, b, out):
     """MinHash of every window of ``window`` tokens joined by byte ``sep`` (none if < 0) into ``out``."""
@@ -185,28 +213,8 @@ def sign(buf, starts, ends, doc_tok, window, sep, a, b, out):
             row[j] = np.uint32(0xFFFFFFFF)
         t0, t1 = doc_tok[d], doc_tok[d + 1]
         for k in range(t0, t1 - window + 1):
-            size = 0
-            contiguous = True
-            for t in range(k, k + window):
-                size += ends[t] - starts[t]
-                if t > k and starts[t] != ends[t - 1] + (1 if sep >= 0 else 0):
-                    contiguous = False
-            if sep >= 0:
-                size += window - 1
-            if contiguous:  # the shingle is a slice of the text
-                h = sha1_head(buf, starts[k], size, w)
-            else:
-                if size > len(msg):
-                    msg = np.empty(2 * size, dtype=np.uint8)
-                p = 0
-                for t in range(k, k + window):
-                    if sep >= 0 and t > k:
-                        msg[p] = sep
-                        p += 1
-                    for q in range(starts[t], ends[t]):
-                        msg[p] = buf[q]
-                        p += 1
-                h = sha1_head(msg, 0, size, w)
+            src, at, size, msg = shingle_bytes(buf, starts, ends, k, window, sep, msg)
+            h = sha1_head(src, at, size, w)
             for j in range(num_perm):
                 x = h * a[j] + b[j]  # wraps mod 2**64
                 y = (x & PRIME) + (x >> np.uint64(61))
@@ -233,28 +241,8 @@ def sign_ossl(buf, starts, ends, doc_tok, window, sep, a, b, out):
         t0, t1 = doc_tok[d], doc_tok[d + 1]
         m = 0
         for k in range(t0, t1 - window + 1):
-            size = 0
-            contiguous = True
-            for t in range(k, k + window):
-                size += ends[t] - starts[t]
-                if t > k and starts[t] != ends[t - 1] + (1 if sep >= 0 else 0):
-                    contiguous = False
-            if sep >= 0:
-                size += window - 1
-            if contiguous:  # the shingle is a slice of the text
-                hs[m] = sha1_head_ossl(buf, starts[k], size, ctx, blk)
-            else:
-                if size > len(msg):
-                    msg = np.empty(2 * size, dtype=np.uint8)
-                p = 0
-                for t in range(k, k + window):
-                    if sep >= 0 and t > k:
-                        msg[p] = sep
-                        p += 1
-                    for q in range(starts[t], ends[t]):
-                        msg[p] = buf[q]
-                        p += 1
-                hs[m] = sha1_head_ossl(msg, 0, size, ctx, blk)
+            src, at, size, msg = shingle_bytes(buf, starts, ends, k, window, sep, msg)
+            hs[m] = sha1_head_ossl(src, at, size, ctx, blk)
             m += 1
         for j in range(num_perm):
             aj, bj = a[j], b[j]
