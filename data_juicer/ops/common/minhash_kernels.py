@@ -7,6 +7,8 @@ library Python's ``hashlib`` uses; ``SHA1_Transform`` uses the CPU's SHA instruc
 there are some): the padding is done here, the 64-byte blocks go to OpenSSL, about 3x faster
 than ``sha1_head``; same values. It is compiled only after ``minhash_numba`` has made that
 symbol loadable (an external function is linked by name, so the cache holds for it too).
+
+The kernels release the GIL (``nogil``), so several Python threads can sign batches at once.
 """
 
 import numba as nb
@@ -20,7 +22,7 @@ PRIME = np.uint64((1 << 61) - 1)
 def rotl(x, n):
     return ((x << np.uint64(n)) | (x >> np.uint64(32 - n))) & MASK32
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def sha1_head(src, base, size, w):
     """First 4 bytes of SHA-1(src[base:base + size]) as a little-endian uint32 (in a uint64)."""
     total = ((size + 8) // 64 + 1) * 64  # padded: 0x80, zeros, the 64-bit bit length
@@ -114,7 +116,7 @@ def sha1_head_ossl(src, base, size, ctx, blk):
             | ((h0 >> np.uint64(16) & np.uint64(0xFF)) << np.uint64(8)) | (h0 >> np.uint64(24)))
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def space_tokens(buf, doc_off):
     """Token (start, end) byte offsets of words between b' ', and each document's first token."""
     n = len(doc_off) - 1
@@ -146,7 +148,7 @@ def space_tokens(buf, doc_off):
     doc_tok[n] = k
     return starts[:k], ends[:k], doc_tok
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def char_tokens(buf, doc_off):
     """Each UTF-8 character as a token."""
     n = len(doc_off) - 1
@@ -201,7 +203,7 @@ def shingle_bytes(buf, starts, ends, k, window, sep, msg):
     return msg, 0, size, msg
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def sign(buf, starts, ends, doc_tok, window, sep, a, b, out):
     """MinHash of every window of ``window`` tokens joined by byte ``sep`` (none if < 0) into ``out``."""
     num_perm = len(a)
@@ -224,7 +226,7 @@ def sign(buf, starts, ends, doc_tok, window, sep, a, b, out):
                 row[j] = min(row[j], v)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def sign_ossl(buf, starts, ends, doc_tok, window, sep, a, b, out):
     """``sign`` with OpenSSL's SHA-1 blocks (``sha1_head_ossl``); same values. A document's shingle
     hashes are collected first, then each permutation is a min-reduction over them (a loop without

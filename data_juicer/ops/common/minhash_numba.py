@@ -148,6 +148,18 @@ def text_signatures(texts: list[str], tokenization: str, window: int, a: np.ndar
     return out
 
 
+def buffer_signatures(data: np.ndarray, doc_off: np.ndarray, tokenization: str, window: int, a: np.ndarray,
+                      b: np.ndarray) -> np.ndarray:
+    """``text_signatures`` of texts already UTF-8 in one buffer: document ``d`` is
+    ``data[doc_off[d]:doc_off[d + 1]]`` (int64 offsets, e.g. an Arrow string array's own buffers). The
+    kernels release the GIL, so threads may call this at once."""
+    space_tokens, char_tokens, sign = _kernels()
+    starts, ends, doc_tok = (space_tokens if tokenization == "space" else char_tokens)(data, doc_off)
+    out = np.empty((len(doc_off) - 1, len(a)), dtype=np.uint32)
+    sign(data, starts, ends, doc_tok, window, 32 if tokenization == "space" else -1, a, b, out)
+    return out
+
+
 def token_signatures(docs_tokens: list[list[str]], sep: str, window: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Signatures of documents given as token lists, shingles joined by ``sep`` (" " or "")."""
     _, _, sign = _kernels()

@@ -174,6 +174,65 @@ class DocumentMinhashDeduplicator(Deduplicator):
             self._sign_short_texts_whole(prepared, sig)
         return sig
 
+    def _arrow_signatures(self, arr) -> np.ndarray:
+        """``_signatures`` of a string array's texts (same values). Without text rewriting
+        (``lowercase``, ``ignore_pattern``, ``simplify`` all off) and on the compiled path for
+        ``space`` / ``character`` tokenization, the kernels read the array's UTF-8 buffer as it is;
+        otherwise the texts go through ``_signatures`` (Python's ``str.lower`` is the cheapest exact
+        lower-casing: Arrow's differs on a few characters, and doing ASCII rows in Arrow costs more
+        than it saves on mixed-script text)."""
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        raw = (not self.lowercase and self._ignore is None and not self.simplify
+               and self.tokenization in ("space", "character") and minhash_numba.available())
+        if not raw or arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            return self._signatures(arr.to_pylist())
+        n = len(arr)
+        offsets_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+        bufs = arr.buffers()
+        off = (np.frombuffer(bufs[1], dtype=offsets_type)[arr.offset:arr.offset + n + 1].astype(np.int64)
+               if n else np.zeros(1, dtype=np.int64))
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else \
+            np.zeros(1, dtype=np.uint8)
+        sig = minhash_numba.buffer_signatures(data, off, self.tokenization, self.window_size,
+                                              self._perm_a, self._perm_b)
+        if self.short_texts == "whole":
+            self._sign_short_texts_whole(_ArrowTexts(data, off), sig)
+        return sig
+
+    def hash_table(self, table: pa.Table, num_threads: int = 1, batch_rows: Optional[int] = None,
+                   indices=None) -> dict:
+        """The hash column ``compute_hash`` would add, for a whole Arrow table (or one holding just the
+        text column), as ``{"__dj__minhash": ChunkedArray}``; the same values. With ``indices`` (e.g. a
+        dataset's indices mapping), the rows ``table[indices]`` in that order, taken batch by batch.
+        Batches of ``batch_rows`` (default ``batch_size``) rows are signed in ``num_threads`` threads of
+        this process (the compiled kernels release the GIL), so there are no worker processes and no
+        copy of the table: only each running batch's text and the signatures
+        (``4 * min(num_permutations, bands * rows)`` bytes a row) are held."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        col = table.column(self.text_key)
+        if indices is not None:
+            indices = np.asarray(indices, dtype=np.int64)
+        n, step = len(col) if indices is None else len(indices), max(1, batch_rows or self.batch_size)
+        width = self._width
+
+        def one(start: int) -> pa.Array:
+            part = col.slice(start, min(step, n - start)) if indices is None else \
+                col.take(pa.array(indices[start:start + step]))
+            sig = self._arrow_signatures(part)
+            offsets = np.arange(0, (len(sig) + 1) * width * 4, width * 4, dtype=np.int32)
+            return pa.Array.from_buffers(pa.binary(), len(sig), [None, pa.py_buffer(offsets),
+                                                                 pa.py_buffer(sig.astype("<u4", copy=False))])
+
+        starts = range(0, n, step)
+        if num_threads > 1 and len(starts) > 1:
+            with ThreadPoolExecutor(max_workers=num_threads) as pool:
+                chunks = list(pool.map(one, starts))
+        else:
+            chunks = [one(s) for s in starts]
+        return {HashKeys.minhash: pa.chunked_array(chunks, type=pa.binary())}
+
     def _num_tokens(self, prepared) -> int:
         if self.tokenization == "space":
             return len(space_tokens(prepared))
@@ -226,32 +285,52 @@ class DocumentMinhashDeduplicator(Deduplicator):
     def _band_edges(self, sig: np.ndarray):
         """(later, first) index pairs of documents equal in some band (with ``short_texts: keep``,
         none that touches a document without shingles)."""
-        later, first = self._all_band_edges(sig)
+        pairs = list(self._edges_by_band(sig))
+        if not pairs:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
+
+    def _edges_by_band(self, sig):
+        """``_band_edges``, one band at a time: the band's (later, first) pairs, each later document
+        paired with the first document of its bucket."""
+        n = len(sig)
+        alone = None
         if self.short_texts == "keep":
             alone = sig.without_shingles() if isinstance(sig, _Signatures) else (sig == MAX_HASH).all(axis=1)
-            if alone.any():
-                ok = ~(alone[later] | alone[first])
-                later, first = later[ok], first[ok]
-        return later, first
-
-    def _all_band_edges(self, sig: np.ndarray):
-        n = len(sig)
+            if not alone.any():
+                alone = None
         index = np.arange(n)
-        later, first = [], []
         for band in range(self.num_bands):
             lo = band * self.num_rows_per_band
             hi = min(lo + self.num_rows_per_band, sig.shape[1])
             if lo >= hi:  # an empty band: every document falls in the same bucket
-                later.append(index[1:])
-                first.append(np.zeros(n - 1, dtype=np.int64))
+                later, first = index[1:], np.zeros(max(n - 1, 0), dtype=np.int64)
+            else:
+                values = np.ascontiguousarray(sig[:, lo:hi])
+                head = _band_heads(values)
+                del values
+                later = np.flatnonzero(head != index)
+                first = head[later]
+                del head
+            if alone is not None:
+                ok = ~(alone[later] | alone[first])
+                later, first = later[ok], first[ok]
+            yield later, first
+
+    def _labels(self, sig) -> np.ndarray:
+        """Each document's cluster label (the cluster's first document). Bands are joined one at a
+        time: the clusters so far (each member paired with its label) plus the next band's pairs, so
+        no more than about two pairs per document are held at once, whatever the number of bands."""
+        n = len(sig)
+        labels = np.arange(n, dtype=np.int64)
+        for later, first in self._edges_by_band(sig):
+            if not len(later):
                 continue
-            values = np.ascontiguousarray(sig[:, lo:hi])
-            head = _band_heads(values)
-            del values
-            dup = np.flatnonzero(head != index)
-            later.append(dup)
-            first.append(head[dup])
-        return np.concatenate(later), np.concatenate(first)
+            members = np.flatnonzero(labels != np.arange(n))
+            labels = min_component_labels(n, np.concatenate([members, later]),
+                                           np.concatenate([labels[members], first]))
+            del members, later, first
+        return labels
 
     def process(self, dataset, show_num: int = 0):
         """Keep the first document of each cluster of near duplicates; also return up to
@@ -260,13 +339,22 @@ class DocumentMinhashDeduplicator(Deduplicator):
         n = len(dataset)
         if n <= 1:
             return dataset.remove_columns([HashKeys.minhash]), {}
-        u, v = self._band_edges(self._signature_matrix(dataset))
-        labels = min_component_labels(n, u, v)
+        labels = self._labels(self._signature_matrix(dataset))
         keep = np.flatnonzero(labels == np.arange(n))
         logger.info(f"{self.name}: {n - len(keep)} near duplicates in {n} samples")
         dataset = dataset.remove_columns([HashKeys.minhash])
         pairs = {root: dataset.rows([root, dup]) for root, dup in first_duplicates(labels, show_num)}
         return (dataset if len(keep) == n else dataset.select(keep)), pairs
+
+
+class _ArrowTexts:
+    """Texts of UTF-8 buffer + offsets, decoded when indexed (``short_texts: whole`` reads a few)."""
+
+    def __init__(self, data: np.ndarray, offsets: np.ndarray):
+        self.data, self.offsets = data, offsets
+
+    def __getitem__(self, i: int) -> str:
+        return self.data[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("utf-8")
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
