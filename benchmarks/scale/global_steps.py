@@ -140,6 +140,32 @@ def run_op(name: str, path: str) -> dict:
             "peak_rss_growth_mb": (_status("VmHWM") - rss0) / 2**20}
 
 
+def run_chain(path: str) -> dict:
+    """The three global steps one after the other in one process, each on the previous one's result, as
+    the HF backend runs them (``run_global``: ``DJDataset(ds)`` -> ``process`` -> ``result.hf``): the
+    later steps read their hash columns through the earlier ones' row selection (an indices mapping)."""
+    import datasets
+
+    from data_juicer.core.dataset import DJDataset
+    from data_juicer.ops.registry import OPERATORS
+
+    ds = datasets.Dataset.from_file(path)
+    out = {}
+    for name in RECIPE_PARAMS:
+        op = OPERATORS.get(name)(**RECIPE_PARAMS[name])
+        _reset_peak()
+        anon0, rss0 = _status("RssAnon"), _status("VmRSS")
+        t0, c0 = time.perf_counter(), time.process_time()
+        with _AnonPeak() as peak:
+            result, _ = op.process(DJDataset(ds))
+            ds = result.hf
+        out[name] = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "kept": len(ds),
+                     "anon_base_mb": anon0 / 2**20, "anon_peak_growth_mb": (peak.peak - anon0) / 2**20,
+                     "anon_after_growth_mb": (_status("RssAnon") - anon0) / 2**20,
+                     "peak_rss_growth_mb": (_status("VmHWM") - rss0) / 2**20}
+    return out
+
+
 def _child(args: list[str]) -> dict:
     r = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=False)
     if r.returncode:
@@ -150,24 +176,34 @@ def _child(args: list[str]) -> dict:
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Memory/time of the dedup global steps vs row count.")
     ap.add_argument("--rows", type=int, nargs="+", default=DEFAULT_ROWS)
-    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)  # build N PATH | op NAME PATH
+    ap.add_argument("--ops", nargs="+", default=list(RECIPE_PARAMS), choices=list(RECIPE_PARAMS),
+                    help="the ops to run alone (default: all three)")
+    ap.add_argument("--chain", action="store_true",
+                    help="also run the three steps in sequence in one process, each on the previous one's "
+                         "row selection, as a recipe run does (the later steps read through an indices mapping)")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)  # build N PATH | op NAME PATH | chain - PATH
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "work" / "global_steps.json")
     a = ap.parse_args(argv)
     if a.child:
         kind, arg, path = a.child
-        print(json.dumps(build(int(arg), path) if kind == "build" else run_op(arg, path)))
+        print(json.dumps(build(int(arg), path) if kind == "build" else run_chain(path) if kind == "chain"
+                         else run_op(arg, path)))
         return 0
     results = []
     for n in a.rows:
         with tempfile.TemporaryDirectory(prefix="dj-scale-") as folder:
             path = os.path.join(folder, f"t{n}.arrow")
             res = _child(["build", str(n), path])
-            res["ops"] = {name: _child(["op", name, path]) for name in RECIPE_PARAMS}
+            res["ops"] = {name: _child(["op", name, path]) for name in a.ops}
+            if a.chain:
+                res["chain"] = _child(["chain", "-", path])
         results.append(res)
         print(f"rows {n} (minhash width {res['minhash_width']}, table {res['file_mb']:.0f} MB on disk)", flush=True)
-        for name, o in res["ops"].items():
-            print(f"  {name:32s} kept {o['kept']:>8}  wall {o['wall_s']:7.2f}s  cpu {o['cpu_s']:6.2f}s  "
-                  f"anon peak +{o['anon_peak_growth_mb']:7.1f} MB  peak RSS +{o['peak_rss_growth_mb']:7.1f} MB", flush=True)
+        for label, group in (("alone", res["ops"]), ("chain", res.get("chain", {}))):
+            for name, o in group.items():
+                print(f"  {label} {name:32s} kept {o['kept']:>8}  wall {o['wall_s']:7.2f}s  cpu {o['cpu_s']:6.2f}s  "
+                      f"anon peak +{o['anon_peak_growth_mb']:7.1f} MB (base {o['anon_base_mb']:.0f})  "
+                      f"peak RSS +{o['peak_rss_growth_mb']:7.1f} MB", flush=True)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"report: {a.out}")

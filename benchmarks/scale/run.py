@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import benchlib as bl
-from make_corpus import make_scale_corpus
+from make_corpus import BASE_DOCS, DEFAULT_OUT, make_scale_corpus, scale_path
 
 RECIPE = HERE.parent / "text_pipeline" / "recipe.yaml"
 SIZES = [10000, 50000, 500000, 2000000]
@@ -47,8 +47,11 @@ def dir_bytes(path: Path) -> int:
     return total
 
 
-def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: bool) -> dict:
-    corpus = make_scale_corpus(n)
+def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: bool,
+             data_dir: Path = DEFAULT_OUT, generate: bool = True) -> dict:
+    if n > BASE_DOCS and not generate and not scale_path(data_dir, n).exists():
+        raise SystemExit(f"[scale] {scale_path(data_dir, n)} does not exist and --no_generate was given")
+    corpus = make_scale_corpus(n, data_dir)
     run_dir = work / f"n{n}"
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -116,13 +119,16 @@ def main(argv=None):
     ap.add_argument("--tag", default="all", help="report file name: work/report_<tag>.json")
     ap.add_argument("--timeout", type=float, default=4 * 3600, help="seconds per run")
     ap.add_argument("--keep", action="store_true", help="keep each run's export and HF cache files")
+    ap.add_argument("--data_dir", type=Path, default=DEFAULT_OUT, help="where the 500k / 2M corpora are")
+    ap.add_argument("--no_generate", action="store_true",
+                    help="fail instead of generating a corpus that is not in --data_dir")
     a = ap.parse_args(argv)
     recipe = bl.load_yaml(a.recipe)
     a.work_dir.mkdir(parents=True, exist_ok=True)
     report_path = a.work_dir / f"report_{a.tag}.json"
     results = []
     for n in a.sizes:
-        results.append(run_size(n, recipe, a.work_dir, a.np_, a.timeout, a.keep))
+        results.append(run_size(n, recipe, a.work_dir, a.np_, a.timeout, a.keep, a.data_dir, not a.no_generate))
         report = {"recipe": str(a.recipe), "np": a.np_, "host": platform.node(), "cpus": os.cpu_count(),
                   "results": results}
         report_path.write_text(json.dumps(report, indent=1, default=str) + "\n")

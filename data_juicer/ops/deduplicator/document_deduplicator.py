@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from data_juicer.ops.base import Deduplicator
+from data_juicer.ops.common.hash_groups import first_equal_rows, fixed_width_blocks
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import HashKeys
 
@@ -80,14 +81,28 @@ class DocumentDeduplicator(Deduplicator):
         n = len(dataset)
         if n <= 1:
             return dataset, {}
-        hashes = dataset.arrow_column(HashKeys.hash).combine_chunks()
-        # codes number the distinct hashes in order of first appearance
-        codes = pc.dictionary_encode(hashes, null_encoding="encode").indices.to_numpy(zero_copy_only=False)
-        _, first = np.unique(codes, return_index=True)  # sorted by code = by first appearance
+        first, codes = self._first_rows(dataset.arrow_column(HashKeys.hash), show_num > 0)
         dup_pairs = self._duplicate_pairs(dataset, codes, first, show_num) if show_num > 0 else {}
         if len(first) == n:
             return dataset, dup_pairs
         return dataset.select(first), dup_pairs
+
+    @staticmethod
+    def _first_rows(hashes, want_codes: bool):
+        """The first row of each distinct hash (ascending, i.e. in order of first appearance) and, if
+        ``want_codes``, each row's hash number in that order. MD5 hex values (32 bytes each) are grouped
+        where they lie (memory-mapped) on a 64-bit key, checked exactly: ~40 B a row; other values
+        through Arrow's dictionary (~390 B a row at the peak)."""
+        blocks = fixed_width_blocks(hashes, 32)
+        head = first_equal_rows(blocks) if blocks is not None else None
+        if head is not None:
+            first = np.flatnonzero(head == np.arange(len(head)))
+            return first, (np.searchsorted(first, head) if want_codes else None)
+        # codes number the distinct hashes in order of first appearance
+        codes = pc.dictionary_encode(hashes.combine_chunks(), null_encoding="encode").indices.to_numpy(
+            zero_copy_only=False)
+        _, first = np.unique(codes, return_index=True)  # sorted by code = by first appearance
+        return first, codes
 
     @staticmethod
     def _duplicate_pairs(dataset, codes: np.ndarray, first: np.ndarray, show_num: int) -> dict:
