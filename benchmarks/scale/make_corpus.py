@@ -32,6 +32,7 @@ import json
 import os
 import random
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -125,6 +126,42 @@ def copy_id(doc_id: str, k: int) -> str:
     return doc_id if k == 0 else f"{doc_id}-c{k:02d}"
 
 
+def copy_line(line: str, k: int, table: dict[int, int]) -> str:
+    """One document of copy ``k`` as a JSON line. Copy 0 is the document as is, with ``meta.copy = 0``
+    too: every line has the same fields (a JSON loader that takes its schema from the first lines, as
+    ``datasets``' does, fails on a ``meta`` that gains a field at line 50,001)."""
+    d = json.loads(line)
+    m = d.get("meta") or {}
+    if k:
+        d["id"] = copy_id(d["id"], k)
+        d["text"] = encipher(d["text"], table)
+        if m.get("dup_of"):
+            m["dup_of"] = copy_id(m["dup_of"], k)
+    m["copy"] = k
+    d["meta"] = m
+    return json.dumps(d, ensure_ascii=False) + "\n"
+
+
+def fix_copy0_meta(path: Path) -> Path:
+    """Rewrite a corpus made before ``copy_line`` set ``meta.copy = 0``: the lines of copy 0 (those
+    without it) get it, the others are copied as they are (block by block). Same documents otherwise."""
+    path = Path(path)
+    tmp = path.with_suffix(".jsonl.fixing")
+    fixed = 0
+    with open(path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
+        for line in src:
+            d = json.loads(line)
+            if "copy" in (d.get("meta") or {}):
+                dst.write(line)
+                break
+            dst.write(copy_line(line, 0, {}))
+            fixed += 1
+        shutil.copyfileobj(src, dst, 1 << 24)
+    os.replace(tmp, path)
+    print(f"[scale] {path}: meta.copy = 0 added to {fixed} lines", file=sys.stderr)
+    return path
+
+
 def make_scale_corpus(num_docs: int, out_dir: Path = DEFAULT_OUT, seed: int = 42, force: bool = False) -> Path:
     if num_docs <= BASE_DOCS:
         return base_mc.make_corpus(num_docs, seed)
@@ -155,17 +192,7 @@ def make_scale_corpus(num_docs: int, out_dir: Path = DEFAULT_OUT, seed: int = 42
                 for line in src:
                     if written >= num_docs:
                         break
-                    if k == 0:
-                        f.write(line)
-                    else:
-                        d = json.loads(line)
-                        d["id"] = copy_id(d["id"], k)
-                        d["text"] = encipher(d["text"], table)
-                        m = d.get("meta") or {}
-                        if m.get("dup_of"):
-                            m["dup_of"] = copy_id(m["dup_of"], k)
-                        m["copy"] = k
-                        f.write(json.dumps(d, ensure_ascii=False) + "\n")
+                    f.write(copy_line(line, k, table))
                     written += 1
             print(f"[scale] copy {k}: {written} docs written ({time.perf_counter() - t0:.0f} s)", file=sys.stderr,
                   flush=True)
@@ -184,7 +211,13 @@ def main(argv=None):
     ap.add_argument("--out_dir", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--fix_copy0_meta", type=Path, nargs="+", metavar="JSONL",
+                    help="only add meta.copy = 0 to the copy-0 lines of corpora made before it was written")
     a = ap.parse_args(argv)
+    if a.fix_copy0_meta:
+        for p in a.fix_copy0_meta:
+            fix_copy0_meta(p)
+        return
     for n in a.num_docs:
         print(make_scale_corpus(n, a.out_dir, a.seed, a.force))
 
