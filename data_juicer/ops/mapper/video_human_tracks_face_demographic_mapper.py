@@ -128,13 +128,14 @@ class VideoHumantrackFaceDemographicMapper(Mapper):
         return deepface.analyze(img_path=face, actions=ACTIONS, enforce_detection=False,
                                 detector_backend="skip", silent=True)
 
-    def _video(self, deepface, video: str, tracks: list) -> list:
+    def _video(self, video: str, tracks: list) -> list:
         if not tracks:
             return []
         video = check_video_path(video)
-        loaded = [self._track(t, video) for t in tracks]
+        loaded = [self._track(t, video) for t in tracks]  # bad inputs fail before a model loads
         wanted = {frames[j] for _, frames, _ in loaded for j in self._sampled(frames)}
         images = self._read_frames(video, wanted) if wanted else {}
+        deepface = load_deepface(self.deepface_home, threads=self.threads, who=self.name)
         os.makedirs(self.save_dir, exist_ok=True)
         out = []
         for k, (_, frames, xys) in enumerate(loaded):
@@ -155,7 +156,6 @@ class VideoHumantrackFaceDemographicMapper(Mapper):
         n = len(next(iter(samples.values()))) if samples else 0
         metas = [dict(m) if isinstance(m, dict) else {} for m in (samples.get(Fields.meta) or [None] * n)]
         col = samples.get(self.video_key) or [None] * n
-        deepface = None
         for i in range(n):
             if MetaKeys.human_track_data_path not in metas[i]:
                 raise ValueError(f"{self.name} must run after video_human_tracks_extraction_mapper "
@@ -165,9 +165,7 @@ class VideoHumantrackFaceDemographicMapper(Mapper):
             if len(per_video) > len(videos):
                 raise ValueError(f"{self.name}: meta '{MetaKeys.human_track_data_path}' has tracks for "
                                  f"{len(per_video)} videos but the sample has {len(videos)}")
-            if deepface is None and any(per_video):
-                deepface = load_deepface(self.deepface_home, threads=self.threads, who=self.name)
-            metas[i][self.tag_field_name] = [self._video(deepface, v, t or []) for v, t in zip(videos, per_video)]
+            metas[i][self.tag_field_name] = [self._video(v, t or []) for v, t in zip(videos, per_video)]
         samples[Fields.meta] = metas
         return samples
 
