@@ -1,5 +1,6 @@
 """HF backend: a pass of media ops over fewer rows than its batch size still uses the np workers
-(one batch per worker: media rows cost seconds each); a text pass that small stays in-process."""
+(our pool hands out small chunks: media rows cost seconds each; with the pool off, one batch per
+worker); a text pass that small stays in-process."""
 import datasets
 import pytest
 from PIL import Image
@@ -21,6 +22,21 @@ def map_calls(monkeypatch):
     return calls
 
 
+@pytest.fixture
+def pool_calls(monkeypatch):
+    from data_juicer.core.backends import hf_pool
+
+    calls = []
+    real = hf_pool.pool_map
+
+    def spy(ds, fn, **kwargs):
+        calls.append((kwargs["num_proc"], kwargs["chunk_rows"], ds.num_rows))
+        return real(ds, fn, **kwargs)
+
+    monkeypatch.setattr(hf_pool, "pool_map", spy)
+    return calls
+
+
 def _rows(tmp_path):
     rows = []
     for i, (w, h) in enumerate([(40, 10), (20, 20), (10, 40), (30, 20), (12, 10)]):
@@ -30,7 +46,17 @@ def _rows(tmp_path):
     return rows
 
 
-def test_media_pass_smaller_than_batch_uses_both_workers(tmp_path, make_recipe, map_calls):
+def test_media_pass_smaller_than_batch_uses_both_workers(tmp_path, make_recipe, pool_calls):
+    recipe = make_recipe(rows=_rows(tmp_path), np=2, use_cache=False,
+                         process=[{"image_aspect_ratio_filter": {"min_ratio": 0.5, "max_ratio": 2.0}}])
+    assert main(["--config", recipe]) == 0
+    assert pool_calls == [(2, 1, 5)]  # 5 rows, 2 workers: chunks of one row, taken as workers free up
+    out = read_jsonl(tmp_path / "out" / "result.jsonl")
+    assert [r["text"] for r in out] == ["picture 1", "picture 3", "picture 4"]
+
+
+def test_media_pass_without_pool_one_batch_per_worker(tmp_path, make_recipe, map_calls, monkeypatch):
+    monkeypatch.setenv("DJ_HF_POOL", "0")
     recipe = make_recipe(rows=_rows(tmp_path), np=2, use_cache=False,
                          process=[{"image_aspect_ratio_filter": {"min_ratio": 0.5, "max_ratio": 2.0}}])
     assert main(["--config", recipe]) == 0

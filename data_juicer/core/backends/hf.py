@@ -9,6 +9,7 @@ from typing import Optional
 
 from loguru import logger
 
+from data_juicer.core.backends import hf_pool
 from data_juicer.core.backends.base import Backend
 from data_juicer.core.dataset import DJDataset
 from data_juicer.ops.base import Deduplicator
@@ -101,10 +102,13 @@ class HFBackend(Backend):
                 return out
         heavy = any(getattr(o, "modality", "text") in ("image", "audio", "video", "multimodal")
                     for op in stage.ops for o in (getattr(op, "filters", None) or [op]))
-        if heavy and 1 < num_proc <= ds.num_rows <= batch_size:
-            batch_size = -(-ds.num_rows // num_proc)  # one batch per worker (media rows cost seconds each)
-        num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
         map_kwargs = self._cache_kwargs(stage, ds, run)
+        chunk = hf_pool.chunk_rows_for(ds.num_rows, batch_size, num_proc, heavy)
+        pooled = hf_pool.enabled() and num_proc > 1 and ds.num_rows > chunk
+        if not pooled:
+            if heavy and 1 < num_proc <= ds.num_rows <= batch_size:
+                batch_size = -(-ds.num_rows // num_proc)  # one batch per worker (media rows cost seconds each)
+            num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
         from data_juicer.core.runner import FusedRun
 
         spill = isinstance(run, FusedRun) and self.recipe.skip_op_error
@@ -113,8 +117,11 @@ class HFBackend(Backend):
 
             run.spill_dir = os.path.join(self.job.dir, "tmp", f"failed-rows-{uuid.uuid4().hex[:12]}")
         try:
-            out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
-                         **map_kwargs)
+            if pooled:
+                out = self._pool_map(ds, run, batch_size, num_proc, chunk, map_kwargs, stage.label)
+            else:
+                out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
+                             **map_kwargs)
         finally:
             folder = run.spill_dir if spill else None
             if spill:
@@ -135,6 +142,19 @@ class HFBackend(Backend):
                 out = out.select(np.flatnonzero(~mask))
             out = out.remove_columns([Fields.error])
         return out
+
+    @staticmethod
+    def _pool_map(ds, fn, batch_size: int, num_proc: int, chunk: int, map_kwargs: dict, label: str,
+                  remove_columns=()):
+        """``ds.map(fn, batched, num_proc)`` on our forked pool (``hf_pool``), with the pass cache of
+        ``map_kwargs`` (its files beside the input's cache files)."""
+        fp = map_kwargs.get("new_fingerprint")
+        files = getattr(ds, "cache_files", None)
+        cache_dir = os.path.dirname(files[0]["filename"]) if fp and files else None
+        return hf_pool.pool_map(ds, fn, batch_size=batch_size, num_proc=num_proc, chunk_rows=chunk,
+                                fingerprint=fp if cache_dir else None, cache_dir=cache_dir,
+                                load_from_cache_file=map_kwargs.get("load_from_cache_file", True),
+                                remove_columns=remove_columns, desc=label[:80])
 
     def _record_spilled(self, stage, out, folder: str, map_kwargs: dict) -> None:
         """Ledger the failed rows a pass's workers spilled (a worker's first batches that failed
@@ -179,8 +199,13 @@ class HFBackend(Backend):
         names = " + ".join(op.name for op in ops)
         num_proc = self.np if self.np > 1 and ds.num_rows > batch_size else None
         try:
-            hashes = ds.select_columns(cols).map(hash_batch, batched=True, batch_size=batch_size,
-                                                 num_proc=num_proc, remove_columns=cols, desc=f"{names} (hashing)")
+            if num_proc and hf_pool.enabled():
+                hashes = self._pool_map(ds.select_columns(cols), hash_batch, batch_size, num_proc, batch_size, {},
+                                        f"{names} (hashing)", remove_columns=cols)
+            else:
+                hashes = ds.select_columns(cols).map(hash_batch, batched=True, batch_size=batch_size,
+                                                     num_proc=num_proc, remove_columns=cols,
+                                                     desc=f"{names} (hashing)")
         except Exception as e:
             logger.info(f"[{names}] hashing shortcut not used ({type(e).__name__}: {e})")
             return None
