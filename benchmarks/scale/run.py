@@ -110,6 +110,58 @@ def table(results: list[dict]) -> str:
                          "peak PSS MB", "peak anon MB", "largest proc RSS MB", "run dir MB"], rows)
 
 
+THROUGHPUT_TOL = 0.15  # issue 17: throughput from 50k to 2M documents within 15 %
+ANON_TOL = 0.20  # ... and peak anonymous memory within 20 %
+
+
+def check(results: list[dict], base_n: int = 50000) -> tuple[list[str], bool]:
+    """The issue's two criteria for every size above ``base_n`` against ``base_n``: throughput (documents per
+    wall second and per CPU second; slower by more than 15 % fails, faster passes) and the tree's peak
+    anonymous memory (more than 20 % above fails). Lines to print and whether all are met."""
+    ok_runs = {x["docs_in"]: x for x in results if x.get("status") == "ok"}
+    base = ok_runs.get(base_n)
+    if base is None:
+        return [f"check: no successful {base_n:,}-document run in the report(s): nothing to compare"], False
+    bigger = sorted(n for n in ok_runs if n > base_n)
+    if not bigger:
+        return [f"check: no successful run above {base_n:,} documents in the report(s)"], False
+    lines, all_met, cpu_met = [], True, True
+
+    def verdict(ok):
+        return "MET" if ok else "NOT MET"
+
+    for n in bigger:
+        x = ok_runs[n]
+        wall = x["docs_per_s"] / base["docs_per_s"] - 1
+        cpu = x["docs_per_cpu_s"] / base["docs_per_cpu_s"] - 1
+        anon = x["peak_anon_tree_mb"] / base["peak_anon_tree_mb"] - 1
+        met_wall, met_cpu, met_anon = wall >= -THROUGHPUT_TOL, cpu >= -THROUGHPUT_TOL, anon <= ANON_TOL
+        loads = [f"{v:.1f}" for v in (base.get("load_avg_end") or [float("nan")])[:1] + (x.get("load_avg_end") or
+                                                                                          [float("nan")])[:1]]
+        lines.append(f"check {base_n:,} -> {n:,} docs (load average at the ends {loads[0]} / {loads[1]}):")
+        lines.append(f"  throughput within {THROUGHPUT_TOL:.0%}: docs/s {base['docs_per_s']:.0f} -> {x['docs_per_s']:.0f} "
+                     f"({wall:+.1%}) {verdict(met_wall)} (wall; valid on a quiet machine); docs/CPU-s "
+                     f"{base['docs_per_cpu_s']:.0f} -> {x['docs_per_cpu_s']:.0f} ({cpu:+.1%}) {verdict(met_cpu)}")
+        lines.append(f"  peak anonymous memory within {ANON_TOL:.0%}: {base['peak_anon_tree_mb']:.0f} -> "
+                     f"{x['peak_anon_tree_mb']:.0f} MB ({anon:+.1%}) {verdict(met_anon)}")
+        all_met = all_met and met_wall and met_cpu and met_anon
+        cpu_met = cpu_met and met_cpu and met_anon
+    lines.append(f"check: {'both criteria MET' if all_met else 'NOT MET'} "
+                 f"(throughput within {THROUGHPUT_TOL:.0%} in docs/s and docs/CPU-s, anonymous memory within "
+                 f"{ANON_TOL:.0%}, 50k -> {bigger[-1]:,}); on CPU seconds and memory alone (what a loaded machine "
+                 f"can judge): {'MET' if cpu_met else 'NOT MET'}")
+    return lines, all_met
+
+
+def load_results(paths: list[Path]) -> list[dict]:
+    """The runs of several reports, the later report's run of a size replacing an earlier one's."""
+    by_n = {}
+    for p in paths:
+        for x in json.loads(Path(p).read_text())["results"]:
+            by_n[x["docs_in"]] = x
+    return [by_n[n] for n in sorted(by_n)]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Scale curve of the 18-op text recipe.")
     ap.add_argument("--sizes", type=int, nargs="+", default=SIZES)
@@ -122,7 +174,16 @@ def main(argv=None):
     ap.add_argument("--data_dir", type=Path, default=DEFAULT_OUT, help="where the 500k / 2M corpora are")
     ap.add_argument("--no_generate", action="store_true",
                     help="fail instead of generating a corpus that is not in --data_dir")
+    ap.add_argument("--check", type=Path, nargs="+", metavar="REPORT",
+                    help="run nothing: state the two criteria (throughput within 15 %%, anonymous memory within "
+                         "20 %%, every size above 50k against 50k) from these reports (later ones win per size)")
     a = ap.parse_args(argv)
+    if a.check:
+        results = load_results(a.check)
+        print(table(results))
+        lines, met = check(results)
+        print("\n".join(lines))
+        return 0 if met else 1
     recipe = bl.load_yaml(a.recipe)
     a.work_dir.mkdir(parents=True, exist_ok=True)
     report_path = a.work_dir / f"report_{a.tag}.json"
@@ -135,6 +196,8 @@ def main(argv=None):
     print()
     print(f"{len(bl.recipe_ops(recipe))} ops, np={a.np_}, host {platform.node()} ({os.cpu_count()} CPUs)")
     print(table(results))
+    if any(x["docs_in"] == 50000 for x in results) and any(x["docs_in"] > 50000 for x in results):
+        print("\n".join(check(results)[0]))
     print(f"\nreport: {report_path}")
     return 0 if all(x["status"] == "ok" for x in results) else 1
 
