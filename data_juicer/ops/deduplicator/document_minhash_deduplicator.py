@@ -265,7 +265,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
     def _signature_matrix(self, dataset) -> "_Signatures":
         """The signatures as zero-copy views over the column's Arrow chunks (memory-mapped when the
         dataset is on disk): bands are copied out one at a time, so memory does not hold all signatures."""
-        col = dataset.arrow_column(HashKeys.minhash)
+        reader = getattr(dataset, "arrow_column_rows", None)
+        col, rows = reader(HashKeys.minhash) if reader else (dataset.arrow_column(HashKeys.minhash), None)
         width = self._width
         views = []
         for chunk in col.chunks:  # chunk by chunk: all signatures may pass binary's 2 GiB offsets
@@ -280,7 +281,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
             offsets = np.frombuffer(chunk.buffers()[1], dtype=offset_type)[chunk.offset:chunk.offset + n + 1]
             data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
             views.append(data.view("<u4").reshape(n, width))
-        return _Signatures(views, width)
+        return _Signatures(views, width, rows)
 
     def _band_edges(self, sig: np.ndarray):
         """(later, first) index pairs of documents equal in some band (with ``short_texts: keep``,
@@ -401,23 +402,47 @@ def _band_heads_exact(values: np.ndarray) -> np.ndarray:
 class _Signatures:
     """An (n, width) uint32 signature matrix kept as row blocks; ``sig[:, lo:hi]`` copies out one band."""
 
-    def __init__(self, blocks: list, width: int):
+    def __init__(self, blocks: list, width: int, rows: Optional[np.ndarray] = None):
+        """``rows``: the stored rows the dataset holds, in order (a pending row selection), read
+        through band by band instead of copying all the signatures out at once; None: all rows."""
         self.blocks = blocks
-        self.shape = (sum(len(b) for b in blocks), width)
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+        self.shape = (sum(len(b) for b in blocks) if rows is None else len(rows), width)
 
     def __len__(self) -> int:
         return self.shape[0]
 
+    def _gather(self, fn, width: int, dtype) -> np.ndarray:
+        """``fn(block, rows)`` (``rows``: a slice or an index array into the block) for the dataset's rows,
+        in order: ``(n, width)``, or ``(n,)`` when ``width`` is 0."""
+        shape = (self.shape[0],) if width == 0 else (self.shape[0], width)
+        if self.rows is None:
+            if not self.blocks:
+                return np.empty(shape, dtype=dtype)
+            return np.concatenate([fn(b, slice(None)) for b in self.blocks])
+        out = np.empty(shape, dtype=dtype)
+        starts = np.cumsum([0] + [len(b) for b in self.blocks])
+        which = np.searchsorted(starts, self.rows, side="right") - 1
+        for i, b in enumerate(self.blocks):
+            sel = np.flatnonzero(which == i)
+            if len(sel):
+                out[sel] = fn(b, self.rows[sel] - starts[i])
+        return out
+
     def without_shingles(self) -> np.ndarray:
         """Per row, whether its signature is all maxima (a text without shingles)."""
-        if not self.blocks:
-            return np.zeros(0, dtype=bool)
-        return np.concatenate([(b == MAX_HASH).all(axis=1) for b in self.blocks])
+        step = 1 << 16  # through a row selection, whole signatures are copied out this many at a time
+
+        def alone(b, rows):
+            if isinstance(rows, slice):
+                return (b == MAX_HASH).all(axis=1)
+            return np.concatenate([(b[rows[i:i + step]] == MAX_HASH).all(axis=1) for i in range(0, len(rows), step)]
+                                  or [np.zeros(0, dtype=bool)])
+
+        return self._gather(alone, 0, bool)
 
     def __getitem__(self, key):
         rows, cols = key
         if rows != slice(None):
             raise IndexError("only whole columns of signatures can be taken")
-        if not self.blocks:
-            return np.empty((0, len(range(*cols.indices(self.shape[1])))), dtype=np.uint32)
-        return np.concatenate([b[:, cols] for b in self.blocks])
+        return self._gather(lambda b, r: b[r, cols], len(range(*cols.indices(self.shape[1]))), np.uint32)

@@ -1,0 +1,116 @@
+"""document_minhash_deduplicator: ``hash_table`` (signatures of an Arrow table in threads), clusters joined
+band by band, and signatures read through a pending row selection (``arrow_column_rows``)."""
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from data_juicer.core.dataset import DJDataset
+from data_juicer.ops import OPERATORS
+from data_juicer.ops.common import minhash_numba
+from data_juicer.utils.constant import HashKeys
+
+BASE = "the quick brown fox jumps over the lazy dog and then runs far away into the dark green forest"
+TEXTS = [
+    BASE,  # 0
+    "Ünïcode wörds: ΣΊΣΥΦΟΣ straße İstanbul " + BASE,  # 1: non-ASCII (Python lower-casing, final sigma)
+    BASE.upper(),  # 2: copy of 0 once lower-cased
+    "a b c",  # 3: short
+    "",  # 4: empty
+    BASE.replace("lazy", "sleepy"),  # 5: near copy of 0
+    "completely different words that share nothing with the others at all here",  # 6
+    "a b c",  # 7: copy of 3
+]
+PARAMS = dict(tokenization="space", window_size=3, num_permutations=64, num_bands=16, num_rows_per_band=4)
+
+
+def make(**kw):
+    return OPERATORS.get("document_minhash_deduplicator")(**dict(PARAMS, **kw))
+
+
+def by_compute_hash(op, texts, batch=3):
+    raw = b"".join(b for s in range(0, len(texts), batch)
+                   for b in op.compute_hash({"text": texts[s:s + batch]})[HashKeys.minhash])
+    return np.frombuffer(raw, dtype="<u4").reshape(len(texts), -1)
+
+
+def by_hash_table(op, table, **kw):
+    col = op.hash_table(table, **kw)[HashKeys.minhash]
+    assert col.type == pa.binary()
+    return np.frombuffer(b"".join(v.as_py() for v in col), dtype="<u4").reshape(len(col), -1)
+
+
+@pytest.mark.parametrize("kw", [dict(short_texts="whole"), dict(), dict(lowercase=False),
+                                dict(lowercase=False, short_texts="whole"),
+                                dict(tokenization="character", window_size=5),
+                                dict(tokenization="punctuation"), dict(simplify=True)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_hash_table_gives_compute_hash_values(kw, threads):
+    op = make(**kw)
+    table = pa.table({"text": TEXTS, "id": list(range(len(TEXTS)))})
+    want = by_compute_hash(op, TEXTS)
+    assert np.array_equal(by_hash_table(op, table, num_threads=threads, batch_rows=3), want)
+    # through a row order (a dataset's indices mapping), batch by batch
+    order = [6, 0, 7, 2]
+    assert np.array_equal(by_hash_table(op, table, num_threads=threads, batch_rows=3, indices=order), want[order])
+
+
+def test_hash_table_large_string_chunks_and_empty():
+    op = make(lowercase=False)
+    want = by_compute_hash(op, TEXTS)
+    chunked = pa.table({"text": pa.chunked_array([pa.array(TEXTS[:5], pa.large_string()),
+                                                  pa.array(TEXTS[5:], pa.large_string())])})
+    assert np.array_equal(by_hash_table(op, chunked, num_threads=2, batch_rows=4), want)
+    assert len(op.hash_table(pa.table({"text": pa.array([], pa.string())}))[HashKeys.minhash]) == 0
+
+
+def test_raw_path_reads_arrow_buffer_when_compiled():
+    # with nothing to rewrite, the kernels read Arrow's buffer (a sliced array: offsets not from 0)
+    op = make(lowercase=False)
+    arr = pa.array(["x"] + TEXTS)[1:]
+    if minhash_numba.available():
+        assert np.array_equal(op._arrow_signatures(arr), op._signatures(TEXTS))
+    # the empty text has no shingle: all maxima; "a b c" (3 words) has one
+    sig = op._arrow_signatures(arr)
+    assert (sig[4] == 0xFFFFFFFF).all() and not (sig[3] == 0xFFFFFFFF).all()
+
+
+def kept_ids(op, ds):
+    out, _ = op.process(ds)
+    return out.column("id")
+
+
+def test_kept_rows_with_hash_table_as_pending_hashes():
+    op = make(short_texts="whole")
+    table = pa.table({"text": TEXTS, "id": list(range(len(TEXTS)))})
+    ds = DJDataset.from_table(table)
+    extra = op.hash_table(table, num_threads=2, batch_rows=3)
+    # 2 is 0 lower-cased; 1 (17 of its 22 shingles are 0's) and 5 (one word of 19 changed) near copies of 0;
+    # 7 a copy of 3
+    assert kept_ids(op, DJDataset(ds.hf, extra)) == [0, 3, 4, 6]
+    assert kept_ids(op, ds.map_batches(op.compute_hash, batch_size=3)) == [0, 3, 4, 6]
+
+
+def test_signatures_through_a_row_selection_same_as_flattened():
+    op = make(short_texts="keep")
+    rows = [{"text": t, "id": i} for i, t in enumerate(TEXTS * 3)]  # three copies of each text
+    ds = DJDataset.from_rows(rows).map_batches(op.compute_hash, batch_size=5)
+    pick = [20, 2, 5, 12, 0, 7, 15, 3, 4, 11]
+    sel = ds.select(pick)  # an indices mapping over the hashed table
+    flat = DJDataset.from_table(sel.arrow_table())
+    # texts 4 2 5 4 0 7 7 3 4 3: empty texts are kept (``keep``), 5 and 0 go with 2, the "a b c"s with 7
+    assert kept_ids(op, sel) == kept_ids(op, flat) == [20, 2, 12, 7, 4]
+
+
+def test_labels_joined_band_by_band_equal_all_edges_at_once():
+    from data_juicer.ops.common.union_find import min_component_labels
+
+    op = make()
+    rng = np.random.default_rng(0)
+    # 300 rows of 64 values from 12 base rows, each copy with a few values changed: chains across bands
+    base = rng.integers(0, 50, size=(12, 64), dtype=np.uint32)
+    sig = base[rng.integers(0, 12, size=300)].copy()
+    hits = rng.random(sig.shape) < 0.2
+    sig[hits] = rng.integers(0, 50, size=hits.sum(), dtype=np.uint32)
+    u, v = op._band_edges(sig)
+    assert np.array_equal(op._labels(sig), min_component_labels(len(sig), u, v))
+    assert op._labels(np.arange(8, dtype=np.uint32).reshape(2, 4).repeat(64 // 4, axis=1)).tolist() == [0, 1]
