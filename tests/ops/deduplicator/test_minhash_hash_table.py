@@ -20,7 +20,7 @@ TEXTS = [
     "completely different words that share nothing with the others at all here",  # 6
     "a b c",  # 7: copy of 3
 ]
-PARAMS = dict(tokenization="space", window_size=3, num_permutations=64, num_bands=16, num_rows_per_band=4)
+PARAMS = {"tokenization": "space", "window_size": 3, "num_permutations": 64, "num_bands": 16, "num_rows_per_band": 4}
 
 
 def make(**kw):
@@ -39,10 +39,10 @@ def by_hash_table(op, table, **kw):
     return np.frombuffer(b"".join(v.as_py() for v in col), dtype="<u4").reshape(len(col), -1)
 
 
-@pytest.mark.parametrize("kw", [dict(short_texts="whole"), dict(), dict(lowercase=False),
-                                dict(lowercase=False, short_texts="whole"),
-                                dict(tokenization="character", window_size=5),
-                                dict(tokenization="punctuation"), dict(simplify=True)])
+@pytest.mark.parametrize("kw", [{"short_texts": "whole"}, {}, {"lowercase": False},
+                                {"lowercase": False, "short_texts": "whole"},
+                                {"tokenization": "character", "window_size": 5},
+                                {"tokenization": "punctuation"}, {"simplify": True}])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_hash_table_gives_compute_hash_values(kw, threads):
     op = make(**kw)
