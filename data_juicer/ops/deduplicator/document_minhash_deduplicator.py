@@ -226,12 +226,12 @@ class DocumentMinhashDeduplicator(Deduplicator):
                                                                  pa.py_buffer(sig.astype("<u4", copy=False))])
 
         starts = range(0, n, step)
-        if num_threads > 1 and len(starts) > 1:
-            with ThreadPoolExecutor(max_workers=num_threads) as pool:
-                chunks = list(pool.map(one, starts))
-        else:
-            chunks = [one(s) for s in starts]
-        return {HashKeys.minhash: pa.chunked_array(chunks, type=pa.binary())}
+        spill = n * width * 4 > SPILL_BYTES
+        with ThreadPoolExecutor(max_workers=max(1, num_threads)) as pool:
+            chunks = pool.map(one, starts) if num_threads > 1 and len(starts) > 1 else map(one, starts)
+            if not spill:
+                return {HashKeys.minhash: pa.chunked_array(list(chunks), type=pa.binary())}
+            return {HashKeys.minhash: _spilled(chunks)}
 
     def _num_tokens(self, prepared) -> int:
         if self.tokenization == "space":
@@ -346,6 +346,29 @@ class DocumentMinhashDeduplicator(Deduplicator):
         dataset = dataset.remove_columns([HashKeys.minhash])
         pairs = {root: dataset.rows([root, dup]) for root, dup in first_duplicates(labels, show_num)}
         return (dataset if len(keep) == n else dataset.select(keep)), pairs
+
+
+# ``hash_table``: signatures of more than this many bytes go to a temporary Arrow file, memory-mapped
+# back (page cache, not the process's own memory), so the memory a run holds does not grow with its rows
+SPILL_BYTES = 64 << 20
+
+
+def _spilled(chunks) -> pa.ChunkedArray:
+    """The binary arrays ``chunks`` (an iterator, consumed in order) as one column of a temporary
+    Arrow file, memory-mapped; the file is unlinked at once (the mapping keeps it until released)."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="dj-minhash-", suffix=".arrow")
+    os.close(fd)
+    try:
+        schema = pa.schema([(HashKeys.minhash, pa.binary())])
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+            for chunk in chunks:
+                writer.write_batch(pa.record_batch([chunk], schema=schema))
+        column = pa.ipc.open_file(pa.memory_map(path, "r")).read_all().column(0)
+    finally:
+        os.unlink(path)
+    return column
 
 
 class _ArrowTexts:

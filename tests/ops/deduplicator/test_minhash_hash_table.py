@@ -114,3 +114,21 @@ def test_labels_joined_band_by_band_equal_all_edges_at_once():
     u, v = op._band_edges(sig)
     assert np.array_equal(op._labels(sig), min_component_labels(len(sig), u, v))
     assert op._labels(np.arange(8, dtype=np.uint32).reshape(2, 4).repeat(64 // 4, axis=1)).tolist() == [0, 1]
+
+
+def test_hash_table_spills_large_columns_to_a_mapped_file(monkeypatch, tmp_path):
+    import tempfile
+
+    import data_juicer.ops.deduplicator.document_minhash_deduplicator as mod
+
+    monkeypatch.setattr(mod, "SPILL_BYTES", 100)  # 8 rows x 64 values x 4 bytes = 2,048 bytes: spilled
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    op = make()
+    table = pa.table({"text": TEXTS})
+    col = op.hash_table(table, num_threads=2, batch_rows=3)[HashKeys.minhash]
+    assert col.num_chunks == 3 and list(tmp_path.iterdir()) == []  # read back from the file, which is gone
+    got = np.frombuffer(b"".join(v.as_py() for v in col), dtype="<u4").reshape(len(TEXTS), -1)
+    assert np.array_equal(got, by_compute_hash(op, TEXTS))
+    ds = DJDataset.from_table(pa.table({"text": TEXTS, "id": list(range(len(TEXTS)))}))
+    assert kept_ids(make(short_texts="whole"), DJDataset(ds.hf, make(short_texts="whole").hash_table(table))) \
+        == [0, 3, 4, 6]
