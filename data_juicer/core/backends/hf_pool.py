@@ -117,13 +117,15 @@ def _write_chunk(arrow_ds, fn, formatter, features, start: int, stop: int, batch
     return n
 
 
-def _worker(conn, counter, n_chunks: int, chunk: int, num_rows: int, job: tuple) -> None:
+def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, job: tuple) -> None:
+    import struct
+
     arrow_ds, fn, formatter, features, batch_size, remove_columns, folder, fingerprint = job
     try:
         while True:
-            with counter.get_lock():
-                i = counter.value
-                counter.value = i + 1
+            with lock:  # the next chunk: a counter in memory shared with the other workers
+                i = struct.unpack_from("q", counter, 0)[0]
+                struct.pack_into("q", counter, 0, i + 1)
             if i >= n_chunks:
                 break
             start = i * chunk
@@ -156,6 +158,7 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     """``ds.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc, remove_columns=...)`` on
     our forked workers (module docstring). ``cache_dir``: where the chunk files go with a
     ``fingerprint`` (the input's cache folder); without it, ``datasets``' temporary cache folder."""
+    import mmap
     import multiprocessing as mp
     import uuid
     from multiprocessing.connection import wait
@@ -189,11 +192,13 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     job = (arrow_ds, fn, formatter, ds.features, batch_size, tuple(remove_columns), folder, tag)
 
     ctx = mp.get_context("fork")
-    counter = ctx.Value("q", 0)
+    # anonymous shared memory (no file descriptor stays open, unlike multiprocessing.Value's heap)
+    counter = mmap.mmap(-1, 8)
+    lock = ctx.Lock()
     procs, conns = [], []
     for _ in range(num_proc):
         r, w = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_worker, args=(w, counter, n_chunks, chunk, num_rows, job), daemon=True)
+        p = ctx.Process(target=_worker, args=(w, counter, lock, n_chunks, chunk, num_rows, job), daemon=True)
         p.start()
         w.close()
         procs.append(p)
@@ -233,6 +238,7 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
             p.join()
         for c in conns:
             c.close()
+        counter.close()
     if error is None and len(rows_out) < n_chunks:
         error = WorkerError(f"[{desc[:60]}]: {n_chunks - len(rows_out)} of {n_chunks} chunks were not written")
     paths = [_chunk_path(folder, tag, i, n_chunks) for i in range(n_chunks)]
