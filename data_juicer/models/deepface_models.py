@@ -84,6 +84,7 @@ def resolve_deepface_home(models=tuple(DEMOGRAPHY_MODELS), who: str = "", engine
 
 
 def _set_tf_threads(threads: int) -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ start-up chatter
     import tensorflow as tf
 
     try:  # only possible before TensorFlow's runtime starts; later calls keep the first setting

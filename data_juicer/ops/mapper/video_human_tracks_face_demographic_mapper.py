@@ -55,6 +55,12 @@ class VideoHumantrackFaceDemographicMapper(Mapper):
     requires = ("deepface", "tensorflow", "tf-keras", "opencv-python-headless")
     uses_model = True
 
+    @classmethod
+    def required_packages(cls, params: dict) -> tuple:
+        # deepface asks for opencv-contrib-python-headless: name it so dj-install pins it below 5 (the
+        # project's OpenCV 4), else pip would bring OpenCV 5 in
+        return ("deepface", "tensorflow", "tf-keras", "opencv-contrib-python-headless")
+
     def __init__(self, original_data_save_path="./outputs/demographic", detect_interval: int = 5,
                  tag_field_name: str = MetaKeys.video_facetrack_attribute_demographic, **kwargs):
         """

@@ -125,6 +125,19 @@ def test_missing_track_file_goes_to_the_ledger(fake_weights, tmp_path):
     assert "gone.pkl" in ledger[0]["message"]
 
 
+def test_bad_setup_module_is_named(fake_weights, tmp_path, monkeypatch):
+    monkeypatch.setenv("DJ_DEEPFACE_MODULES", "no_such_module_here")
+    video = write_video(tmp_path / "v.avi", frames=8)
+    good = write_track(tmp_path / "t.pkl", track(range(0, 8)))
+    with pytest.raises(ImportError, match=r"\$DJ_DEEPFACE_MODULES names module 'no_such_module_here'"):
+        build(tmp_path).process_batched(rows([[video]], [[[good]]]))
+
+
+def test_dj_install_pins_opencv_contrib():
+    assert OPERATORS.get(NAME).required_packages({}) == (
+        "deepface", "tensorflow", "tf-keras", "opencv-contrib-python-headless")
+
+
 def test_median_and_share():
     from data_juicer.ops.mapper.video_human_tracks_face_demographic_mapper import median, most_frequent
 
