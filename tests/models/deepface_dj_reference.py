@@ -23,11 +23,10 @@ def main(folder: str, interval: int, out: str) -> None:
     sys.path.append(MAIN_SITE)  # after DJ's own packages: only what its venv lacks comes from here
     sys.path.append(ROOT)
     import tests.models.deepface_tiny_models  # noqa: F401  the tiny trunk
-    from tests.models.face_track_data import make_case
-
     from data_juicer.ops.mapper.video_human_tracks_face_demographic_mapper import (
         VideoHumantrackFaceDemographicMapper,
     )
+    from tests.models.face_track_data import make_case
 
     video, tracks = make_case(folder)
     op = VideoHumantrackFaceDemographicMapper(original_data_save_path=os.path.join(folder, "dj"),

@@ -13,7 +13,7 @@ import os
 
 os.environ["TF_USE_LEGACY_KERAS"] = "1"  # what deepface.DeepFace sets: tf.keras is tf_keras
 
-from deepface.models.facial_recognition.tf import VGGFace  # noqa: E402
+from deepface.models.facial_recognition.tf import VGGFace
 
 MODULE = __name__
 CLASSES = {"Age": 101, "Gender": 2, "Race": 6}

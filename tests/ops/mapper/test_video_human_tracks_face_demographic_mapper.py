@@ -128,7 +128,7 @@ def test_missing_track_file_goes_to_the_ledger(fake_weights, tmp_path):
 def test_bad_setup_module_is_named(fake_weights, tmp_path, monkeypatch):
     monkeypatch.setenv("DJ_DEEPFACE_MODULES", "no_such_module_here")
     video = write_video(tmp_path / "v.avi", frames=8)
-    good = write_track(tmp_path / "t.pkl", track(range(0, 8)))
+    good = write_track(tmp_path / "t.pkl", track(range(8)))
     with pytest.raises(ImportError, match=r"\$DJ_DEEPFACE_MODULES names module 'no_such_module_here'"):
         build(tmp_path).process_batched(rows([[video]], [[[good]]]))
 
@@ -180,7 +180,8 @@ def test_matches_data_juicer(tiny_weights, tmp_path):
         assert [f["age"] for f in faces] == DJ_AGES[k]
         assert "".join(f["dominant_gender"][0] for f in faces) == DJ_GENDERS[k]
         assert [f["dominant_race"] for f in faces] == DJ_RACES[k]
-    first_face = pickle.load(open(second[0]["face_attribute_path"], "rb"))[5][0]
+    with open(second[0]["face_attribute_path"], "rb") as f:
+        first_face = pickle.load(f)[5][0]
     assert {a: float(v) for a, v in first_face["race"].items()} == pytest.approx(DJ_RACE_SCORES_T0_F5, abs=1e-4)
     # the 36x36 crop of frame 5 (s = 12 -> 24 px pad) as DeepFace's "skip" region (it drops a pixel)
     assert (first_face["region"]["x"], first_face["region"]["w"], first_face["region"]["h"]) == (0, 35, 35)
