@@ -300,19 +300,13 @@ class DocumentMinhashDeduplicator(Deduplicator):
             alone = sig.without_shingles() if isinstance(sig, _Signatures) else (sig == MAX_HASH).all(axis=1)
             if not alone.any():
                 alone = None
-        index = np.arange(n)
         for band in range(self.num_bands):
             lo = band * self.num_rows_per_band
             hi = min(lo + self.num_rows_per_band, sig.shape[1])
             if lo >= hi:  # an empty band: every document falls in the same bucket
-                later, first = index[1:], np.zeros(max(n - 1, 0), dtype=np.int64)
+                later, first = np.arange(1, n, dtype=np.int64), np.zeros(max(n - 1, 0), dtype=np.int64)
             else:
-                values = np.ascontiguousarray(sig[:, lo:hi])
-                head = _band_heads(values)
-                del values
-                later = np.flatnonzero(head != index)
-                first = head[later]
-                del head
+                later, first = _band_pairs(sig, lo, hi)
             if alone is not None:
                 ok = ~(alone[later] | alone[first])
                 later, first = later[ok], first[ok]
@@ -382,6 +376,53 @@ class _ArrowTexts:
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _column(sig, c: int) -> np.ndarray:
+    """Signature value ``c`` of every row, as a contiguous uint32 array."""
+    return np.ascontiguousarray(sig[:, c:c + 1]).reshape(-1)
+
+
+def _band_pairs(sig, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """For one band (signature values ``lo:hi``): each row whose band values equal an earlier row's,
+    paired with the first such row: ``(later, first)``, the same pairs as ``_band_heads`` gives, in
+    another order.
+
+    Rows are grouped on a 64-bit mix of their values, built one value at a time (the band is never
+    copied out); after a stable sort each group's first entry is its smallest row, so the pairs come
+    from the sorted order alone. About 25 bytes a row at the peak. Each pair is then checked on the
+    values themselves; if some 64-bit key collides between different values the band falls back to
+    exact grouping."""
+    n = len(sig)
+    key = np.zeros(n, dtype=np.uint64)
+    tmp = np.empty(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for c in range(lo, hi):
+            np.bitwise_xor(key, _column(sig, c), out=key)
+            np.multiply(key, _MIX, out=key)
+            np.right_shift(key, np.uint64(29), out=tmp)
+            np.bitwise_xor(key, tmp, out=key)
+    order = np.argsort(key, kind="stable")
+    np.take(key, order, out=tmp)
+    del key
+    same = np.empty(n, dtype=bool)  # sorted entry i has the key of entry i - 1
+    if n:
+        same[0] = False
+        np.equal(tmp[1:], tmp[:-1], out=same[1:])
+    del tmp
+    start = np.arange(n, dtype=np.int64)  # for each sorted entry, where its group starts
+    start[same] = 0
+    np.maximum.accumulate(start, out=start)
+    later = order[same]
+    first = order[start[same]]
+    del order, start, same
+    for c in range(lo, hi):  # a 64-bit collision between different values: exact grouping
+        col = _column(sig, c)
+        if (col[later] != col[first]).any():
+            head = _band_heads_exact(np.ascontiguousarray(sig[:, lo:hi]))
+            later = np.flatnonzero(head != np.arange(n))
+            return later, head[later]
+    return later, first
 
 
 def _band_heads(values: np.ndarray) -> np.ndarray:

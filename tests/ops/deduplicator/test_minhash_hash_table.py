@@ -132,3 +132,16 @@ def test_hash_table_spills_large_columns_to_a_mapped_file(monkeypatch, tmp_path)
     ds = DJDataset.from_table(pa.table({"text": TEXTS, "id": list(range(len(TEXTS)))}))
     assert kept_ids(make(short_texts="whole"), DJDataset(ds.hf, make(short_texts="whole").hash_table(table))) \
         == [0, 3, 4, 6]
+
+
+def test_band_pairs_same_pairs_as_band_heads_and_exact_on_collisions(monkeypatch):
+    import data_juicer.ops.deduplicator.document_minhash_deduplicator as mod
+
+    values = np.array([[1, 2], [3, 4], [1, 2], [5, 6], [3, 4], [1, 2]], dtype=np.uint32)
+    sig = np.hstack([np.zeros((6, 1), dtype=np.uint32), values])  # the band is values 1:3
+    later, first = mod._band_pairs(sig, 1, 3)
+    assert sorted(zip(later.tolist(), first.tolist())) == [(2, 0), (4, 1), (5, 0)]
+    monkeypatch.setattr(mod, "_MIX", np.uint64(0))  # every key 0: one group, caught by the exact check
+    later, first = mod._band_pairs(sig, 1, 3)
+    assert sorted(zip(later.tolist(), first.tolist())) == [(2, 0), (4, 1), (5, 0)]
+    assert [len(a) for a in mod._band_pairs(np.zeros((0, 3), dtype=np.uint32), 0, 2)] == [0, 0]
