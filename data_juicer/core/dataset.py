@@ -47,6 +47,18 @@ class DJDataset:
             col = col.take(self._ds._indices.column(0))
         return col
 
+    def arrow_column_rows(self, name: str):
+        """One top-level column as stored (memory-mapped when the dataset is on disk) and the stored rows
+        this dataset holds, in order, as an int64 numpy array (None: all of them, in order). For ops that
+        read a wide column a slice at a time (MinHash's bands): ``arrow_column`` copies the whole column
+        through a pending row selection (``take``), which holds it all in memory at once."""
+        if name in self._extra:
+            return self._extra[name], None
+        col = self._ds.data.column(name)
+        if self._ds._indices is None:
+            return col, None
+        return col, self._ds._indices.column(0).to_numpy()
+
     def column(self, key: str) -> list:
         """Python values of a column; ``a.b`` follows nested struct fields."""
         head = key.split(".", 1)[0]

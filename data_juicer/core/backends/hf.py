@@ -197,6 +197,20 @@ class HFBackend(Backend):
 
         batch_size = min(op.batch_size for op in ops)
         names = " + ".join(op.name for op in ops)
+        if all(callable(getattr(op, "hash_table", None)) for op in ops):
+            # the ops hash an Arrow table themselves, in threads of this process: no worker processes,
+            # no datasets.map (its Python rows and writer), only the hash columns held
+            try:
+                table = ds.select_columns(cols).data.table
+                indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
+                extra = {}
+                for op in ops:
+                    extra.update(op.hash_table(table, num_threads=self.np, indices=indices))
+            except Exception as e:  # noqa: BLE001 - the pass below hashes, or isolates the failure
+                logger.info(f"[{names}] threaded hashing not used ({type(e).__name__}: {e})")
+            else:
+                self._pending_extra, self._extra_uses = extra, len(ops)
+                return ds
         num_proc = self.np if self.np > 1 and ds.num_rows > batch_size else None
         try:
             if num_proc and hf_pool.enabled():
