@@ -133,6 +133,20 @@ def overall(stats_rows: list[dict], percentiles: list[float]):
     return overall_table(stat_columns(table), percentiles)
 
 
+def _import_plotting() -> None:
+    """matplotlib's Agg canvas and Figure, imported ahead (when installed), so the plotting workers forked
+    after the pass share it."""
+    from data_juicer.utils.lazy import is_available
+
+    if is_available("matplotlib"):
+        try:
+            from data_juicer.analysis import plots
+
+            plots.require_matplotlib()
+        except Exception as e:  # noqa: BLE001 - draw() reports it
+            logger.debug(f"matplotlib not imported ahead: {type(e).__name__}: {e}")
+
+
 _PLOT_JOB = None  # (plots module, columns, folder, bounds) for the forked plotting workers
 
 
@@ -186,12 +200,34 @@ class Analyzer(Executor):
     def plan(self, ops: list[OP]) -> list[Stage]:
         return [Stage([StatsOnly(ops)], row_wise=True)] if ops else []
 
+    def _load_and_build(self):
+        """(the dataset, the filters, their given params). With one plain input file on the default backend,
+        the load (pyarrow's JSON reader: most of it outside the GIL) runs in a thread while this one builds
+        the filters (their compiled kernels) and imports matplotlib for the plots, so the two overlap on
+        two cores; a load that may fork (several files, a dataset config) runs alone, first."""
+        r = self.recipe
+        path = str(r.dataset_path or "")
+        if self.backend.name != "default" or r.dataset_config or not os.path.isfile(path):
+            ds = self.backend.load()
+            ops, given = self._stats_ops()
+            return ds, ops, given
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="dj-load") as pool:  # joined before the pass forks
+            loading = pool.submit(self.backend.load)
+            try:
+                ops, given = self._stats_ops()
+                if ops:
+                    _import_plotting()
+            finally:
+                ds = loading.result()
+        return ds, ops, given
+
     def _analyse_run(self):
         t0 = time.time()
-        ops, given = self._stats_ops()
+        ds, ops, given = self._load_and_build()
         if not ops:
             logger.warning("the recipe has no filter: there are no statistics to compute")
-        ds = self.backend.load()
         if self.auto and self.auto_num:
             ds = self.backend.first(ds, self.auto_num)
         stages = self.plan(ops)
@@ -208,26 +244,38 @@ class Analyzer(Executor):
         stats_file = stats_path_for(self.recipe.export_path, fmt)
         os.makedirs(os.path.dirname(os.path.abspath(stats_file)), exist_ok=True)
         table = self.backend.columns(ds, (Fields.stats, Fields.meta))
-        if table.num_columns:
-            write_jsonl(table, stats_file)
-        result = self.analyse(table, ops, given, t0, ds)
+
+        def export():  # written while the plotting workers draw (see analyse)
+            if table.num_columns:
+                t = time.time()
+                write_jsonl(table, stats_file)
+                logger.info(f"stats written to {stats_file} in {time.time() - t:.2f}s")
+
+        result = self.analyse(table, ops, given, t0, ds, export=export)
         return stats_file, self.analysis_dir, result
 
     def _first_sample(self, ds) -> Optional[dict]:
         return self.backend.first_row(ds, exclude=(Fields.stats, Fields.meta))
 
     # -- the analyses ----------------------------------------------------------------------
-    def analyse(self, table, ops: list[Filter], given: Optional[list[dict]], t0: float, ds=None):
+    def analyse(self, table, ops: list[Filter], given: Optional[list[dict]], t0: float, ds=None, export=None):
+        """The analyses of the stats ``table``; ``export()`` (the stats file), the overall table and the
+        whole-dataset plots run here while forked workers draw the per-stat plots."""
         from data_juicer.analysis.columns import stat_columns
         from data_juicer.analysis.overall import overall_table, write_overall
         from data_juicer.analysis.thresholds import drop_rates
 
         os.makedirs(self.analysis_dir, exist_ok=True)
-        t = time.time()
         columns = stat_columns(table)
-        result = overall_table(columns, list(self.recipe.percentiles))
-        write_overall(result, self.analysis_dir)
-        logger.info(f"overall analysis of {len(columns)} stats in {time.time() - t:.2f}s")
+        overall_result = []
+
+        def the_overall():
+            if export is not None:
+                export()
+            t = time.time()
+            overall_result.append(overall_table(columns, list(self.recipe.percentiles)))
+            write_overall(overall_result[0], self.analysis_dir)
+            logger.info(f"overall analysis of {len(columns)} stats in {time.time() - t:.2f}s")
 
         t = time.time()
         combined = None
@@ -239,7 +287,10 @@ class Analyzer(Executor):
                 logger.info(d.sentence())
         logger.info(f"threshold analysis in {time.time() - t:.2f}s")
 
-        plots, corr_plot, all_plot = self.draw(columns)
+        plots, corr_plot, all_plot = self.draw(columns, before=the_overall)
+        if not overall_result:  # not run by draw (no columns, or no matplotlib)
+            the_overall()
+        result = overall_result[0]
         self.report_path = os.path.join(self.analysis_dir, "report.html")
         from data_juicer.analysis.report import write_report
 
@@ -250,7 +301,9 @@ class Analyzer(Executor):
         logger.info(f"report: {self.report_path}")
         return result
 
-    def draw(self, columns):
+    def draw(self, columns, before=None):
+        """Every plot; ``before()`` runs here first, while the forked workers (if any) draw the per-stat
+        plots (it is not run when there is nothing to draw)."""
         from data_juicer.utils.lazy import MissingDependencyError, is_available
 
         plots, corr_plot, all_plot = {}, None, None
@@ -269,6 +322,8 @@ class Analyzer(Executor):
                 bounds.setdefault(d.stat_keys[0], {}).update(d.bounds())
         try:
             def whole_dataset_plots():
+                if before is not None:
+                    before()
                 corr = P.draw_correlation(P.correlation(columns),
                                           os.path.join(self.analysis_dir, "stats-corr-pearson.png"))
                 one = None
@@ -293,23 +348,30 @@ class Analyzer(Executor):
             global _PLOT_JOB
             P.require_matplotlib()  # imported once here, shared by the forked workers
             _PLOT_JOB = (P, columns, self.analysis_dir, bounds)
-            pool = None
+            pool = pending = None
             try:
-                pool = mp.get_context("fork").Pool(workers)
-                pending = pool.map_async(_draw_one, range(len(columns)), chunksize=1)
-                other = also()  # meanwhile, here
-                paths = pending.get(timeout=600)
-                return {c.name: p for c, p in zip(columns, paths)}, other
-            except Exception as e:  # never fail the analysis over parallel drawing: draw here instead
-                logger.warning(f"parallel plotting failed ({type(e).__name__}: {e}); drawing in one process")
+                try:
+                    pool = mp.get_context("fork").Pool(workers)
+                    pending = pool.map_async(_draw_one, range(len(columns)), chunksize=1)
+                except Exception as e:  # noqa: BLE001 - never fail the analysis over parallel drawing
+                    logger.warning(f"parallel plotting failed ({type(e).__name__}: {e}); drawing in one process")
+                if pending is not None:
+                    other = also()  # meanwhile, here (its errors are its own: they propagate)
+                    try:
+                        paths = pending.get(timeout=600)
+                        return {c.name: p for c, p in zip(columns, paths)}, other
+                    except Exception as e:  # noqa: BLE001 - draw the per-stat plots here instead
+                        logger.warning(f"parallel plotting failed ({type(e).__name__}: {e}); drawing in one process")
+                    return self._draw_here(P, columns, bounds), other
             finally:
                 _PLOT_JOB = None
                 if pool is not None:
                     pool.terminate()
-        plots = {}
-        for col in _progress(columns, "Column"):
-            plots[col.name] = P.draw_column(col, self.analysis_dir, bounds.get(col.name))
-        return plots, also()
+        return self._draw_here(P, columns, bounds), also()
+
+    def _draw_here(self, P, columns, bounds: dict) -> dict:
+        return {col.name: P.draw_column(col, self.analysis_dir, bounds.get(col.name))
+                for col in _progress(columns, "Column")}
 
     def _recipe_text(self) -> str:
         import yaml
