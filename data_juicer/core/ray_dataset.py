@@ -31,6 +31,20 @@ def _ray():
     return ray
 
 
+def data_context():
+    """Ray Data's context for our runs (preserve_order: block order is dataset order), set where
+    Ray Data is first used: the row-wise passes and the JSON Lines read run as plain tasks, so a
+    recipe that never builds a Ray Data ``Dataset`` never imports ``ray.data`` (1-4 s on the driver)."""
+    import sys
+
+    import ray.data
+
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = sys.stderr.isatty()
+    return ctx
+
+
 def runtime_env_for(ops: Sequence = ()) -> Optional[dict]:
     """The Ray ``runtime_env`` of a pass over ``ops``: the driver's ``DJ_*`` environment variables
     (``DJ_PRODUCED_DATA_DIR``, ``DJ_MODELS_DIR``, ``DJ_MODEL_PLUGINS``...: workers started before the
@@ -170,16 +184,17 @@ class RayDataset:
         self._ds = ray_ds
         self._refs = refs
         self._counts = counts
+        self._schemas: list | None = None  # each block's schema, fetched once (blocks never change)
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
     def from_refs(cls, refs: list, counts: Optional[list[int]] = None) -> "RayDataset":
-        import ray.data
-
         refs = list(refs)
         if not refs:
-            return cls(ray.data.from_arrow(pa.table({})), refs=[], counts=[])
-        return cls(ray.data.from_arrow_refs(refs), refs=refs, counts=counts)
+            return cls(None, refs=[], counts=[])
+        # the Ray Data ``Dataset`` over these blocks is built only when asked for (``.ray``): building
+        # one runs a metadata task per block, and our own steps work on the refs directly
+        return cls(None, refs=refs, counts=counts)
 
     @classmethod
     def from_table(cls, table: pa.Table, num_blocks: int = 1) -> "RayDataset":
@@ -227,7 +242,12 @@ class RayDataset:
 
     @property
     def ray(self):
-        """The underlying ``ray.data.Dataset``."""
+        """The underlying ``ray.data.Dataset`` (built on first use over the blocks)."""
+        if self._ds is None:
+            import ray.data
+
+            data_context()
+            self._ds = ray.data.from_arrow_refs(self._refs) if self._refs else ray.data.from_arrow(pa.table({}))
         return self._ds
 
     @property
@@ -243,18 +263,22 @@ class RayDataset:
     def __len__(self) -> int:
         return self.num_rows
 
+    def _block_schemas(self) -> list:
+        if self._schemas is None:
+            refs, _ = self.blocks()
+            self._schemas = _ray().get([remote(_schema).remote(r) for r in refs])
+        return self._schemas
+
     @property
     def column_names(self) -> list[str]:
-        refs, _ = self.blocks()
         names: dict[str, None] = {}
-        for s in _ray().get([remote(_schema).remote(r) for r in refs]):
+        for s in self._block_schemas():
             for n in s.names:
                 names.setdefault(n, None)
         return list(names)
 
     def schema(self) -> pa.Schema:
-        refs, _ = self.blocks()
-        schemas = _ray().get([remote(_schema).remote(r) for r in refs])
+        schemas = self._block_schemas()
         return pa.unify_schemas(schemas, promote_options="permissive") if schemas else pa.schema([])
 
     def arrow_table(self, columns: Optional[Sequence[str]] = None) -> pa.Table:
@@ -345,7 +369,7 @@ class RayDataset:
     def map_batches(self, fn: Callable[[dict], dict], *, batch_size: int = 1000, num_proc: int | None = None,
                     desc: str | None = None) -> "RayDataset":
         refs, _ = self.blocks()
-        ds = RayDataset.from_refs(refs)._ds
+        ds = RayDataset.from_refs(refs).ray
         env = runtime_env_for()
         out = ds.map_batches(_PyDictFn(fn), batch_size=batch_size, batch_format="pyarrow", zero_copy_batch=True,
                              **({"runtime_env": env} if env else {}))

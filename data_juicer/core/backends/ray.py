@@ -22,11 +22,14 @@ import sys
 from loguru import logger
 
 from data_juicer.core.backends.base import Backend
-from data_juicer.core.ray_dataset import ID, RayDataset, remote, runtime_env_for, to_table
+from data_juicer.core.ray_dataset import ID, RayDataset, data_context, remote, runtime_env_for, to_table
 from data_juicer.core.runner import FusedRun, OpError
 from data_juicer.ops.base import OP, Deduplicator
 from data_juicer.utils.constant import Fields
 from data_juicer.utils.errors import ConfigError
+
+# a JSON Lines byte range read by one task: about 1/(4 x CPUs) of the input, at least this
+_JSONL_MIN_CHUNK = 4 << 20
 
 # formats Ray Data reads natively (anything else goes through the default loader, then to Ray)
 _RAY_FORMATS = ("json", "parquet", "csv", "tsv")
@@ -118,6 +121,58 @@ def _read_text_files(paths: list, suffix) -> "pa.Table":
     return _with_suffix(table, suffix) if suffix is not None else table
 
 
+def _jsonl_chunk_bytes(path: str, start: int, end: int) -> bytes:
+    """The lines of ``path`` that start in ``[start, end)`` (a line belongs to the chunk it starts in)."""
+    with open(path, "rb") as f:
+        if start > 0:
+            f.seek(start - 1)
+            f.readline()  # the rest of the line that started before ``start`` (or just its newline)
+        begin = f.tell()
+        if begin >= end:
+            return b""
+        buf = f.read(end - begin)
+        if buf and not buf.endswith(b"\n"):
+            buf += f.readline()  # the line that starts before ``end`` runs on past it
+    return buf
+
+
+def _read_jsonl_chunk(path: str, start: int, end, text_key: str, read_opts: dict):
+    """One byte range of a JSON Lines file (``end`` None: the whole file, decompressed by its suffix)
+    parsed by pyarrow in a task: (the table, (rows, null texts, schema)). The checks of
+    ``check_jsonl_files`` (UTF-8, the text field a string) are made on the parsed rows; a chunk that
+    does not parse is reported by file and line, as the default loader does."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.json as paj
+
+    from data_juicer.core.loader import DataLoadError, _first_bad_json_line, _open_binary, bad_line_error
+
+    try:
+        if end is None:
+            with _open_binary(path) as f:
+                buf = f.read()
+        else:
+            buf = _jsonl_chunk_bytes(path, start, end)
+        if not buf.strip():
+            table = pa.table({})
+        else:
+            kwargs = {"read_options": paj.ReadOptions(**read_opts)} if read_opts else {}
+            table = paj.read_json(io.BytesIO(buf), **kwargs)
+            table.validate(full=True)
+            if text_key in table.schema.names:
+                t = table.schema.field(text_key).type
+                if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
+                    raise TypeError(f"field '{text_key}' is {t}")
+    except Exception as e:
+        bad = _first_bad_json_line(path, text_key)
+        if bad:
+            raise bad_line_error(path, *bad) from None
+        raise DataLoadError(f"could not read {path} as JSON Lines: {type(e).__name__}: {e}") from None
+    nulls = table.column(text_key).null_count if text_key in table.column_names else 0
+    return table, (table.num_rows, nulls, table.schema)
+
+
 def _with_suffix(table, suffix: str):
     import pyarrow as pa
 
@@ -127,6 +182,20 @@ def _with_suffix(table, suffix: str):
 def _apply_block(fn, table):
     """``fn`` (a ``_FusedBatchFn``) on one block, as a task: the streamed pass after a lineage stage."""
     return fn(table)
+
+
+def _apply_batches(fn, batch_size: int, *tables):
+    """``fn`` on consecutive blocks (one table), ``batch_size`` rows at a time, as a task of a
+    row-wise pass: (the result block, its row count). No Ray Data plan, no operator start-up."""
+    from data_juicer.core.ray_dataset import unify
+
+    table = tables[0] if len(tables) == 1 else unify(list(tables))
+    n = table.num_rows
+    if n <= batch_size:
+        out = fn(table)
+    else:
+        out = unify([fn(table.slice(i, batch_size)) for i in range(0, n, batch_size)])
+    return out, out.num_rows
 
 
 class _FusedBatchFn:
@@ -229,16 +298,47 @@ def _op_error_from(exc: BaseException) -> OpError | None:
     return err
 
 
+def _task_groups(refs: list, counts: list, batch_size: int) -> list[list]:
+    """Consecutive blocks in groups of at least ``batch_size`` rows (a block that size is a group of
+    its own): a task's batches are whole ``batch_size`` batches, as Ray Data's ``map_batches`` bundles
+    them, so small blocks never make batches (and ledger rows) of their own."""
+    groups, cur, rows = [], [], 0
+    for ref, n in zip(refs, counts):
+        cur.append(ref)
+        rows += n
+        if rows >= batch_size:
+            groups.append(cur)
+            cur, rows = [], 0
+    if cur:
+        if groups and rows < batch_size:
+            groups[-1].extend(cur)
+        else:
+            groups.append(cur)
+    return groups
+
+
+def _run_ray(op: OP, ds: RayDataset):
+    """The op's own ``run_ray`` on the blocks as a Ray Data ``Dataset``, or None; the ``Dataset`` is
+    built (a metadata task per block) only for an op that has a ``run_ray`` of its own."""
+    if type(op).run_ray is OP.run_ray:
+        return None
+    return op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray)
+
+
 class RayBackend(Backend):
     name = "ray"
     checkpoint_subdir = "ray"
     no_effect = ("cache_compress",)  # the datasets cache is Hugging Face's
+    # consecutive deduplicators hash in one pass (executor.plan_stages), as on the default executor:
+    # the later ones' hash columns stay in the blocks through the earlier ones' row selection
+    merges_hashing = True
 
     def __init__(self, recipe, job):
         super().__init__(recipe, job)
         self._own_ray = False
         self._num_cpus = 1
-        self._drop_after_dedup: list[str] = []
+        self._drop_after_dedup: list[str] = []  # hash columns of a hashing-only pass, dropped after its dedups
+        self._dedups_left = 0  # how many dedups (in a row) the pending hash columns are for
 
     @property
     def workers(self) -> int:
@@ -247,7 +347,6 @@ class RayBackend(Backend):
     # -- Ray ------------------------------------------------------------------------------
     def start(self) -> None:
         import ray
-        import ray.data
 
         if not ray.is_initialized():
             address = self.recipe.ray_address or "auto"
@@ -262,9 +361,6 @@ class RayBackend(Backend):
                 ray.init(address=address, **kwargs)
             self._own_ray = True
         self._num_cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        ctx = ray.data.DataContext.get_current()
-        ctx.execution_options.preserve_order = True
-        ctx.enable_progress_bars = sys.stderr.isatty()
         for name in ("ray.data", "ray"):
             logging.getLogger(name).setLevel(logging.WARNING)
         self._ship_custom_ops()
@@ -346,12 +442,14 @@ class RayBackend(Backend):
         path, fmt, parts = native
         files = [f for fs, _ in parts for f in fs]
         try:
-            if fmt == "json":  # bad rows: file and line, before Ray Data fails (and logs a misleading error)
-                self._check_jsonl(files)
-            refs = []
+            refs, info = [], []
             for fs, suffix in parts:
-                refs += self._read_part(fs, fmt, suffix)
-            return self._prepare(refs, path)
+                if fmt == "json":  # our own tasks (pyarrow over byte ranges); bad rows: file and line
+                    r, i = self._read_jsonl(fs, suffix)
+                    refs, info = refs + r, info + i
+                else:
+                    refs += self._read_part(fs, fmt, suffix)
+            return self._prepare(refs, path, info if fmt == "json" else None)
         except DataLoadError:
             raise
         except Exception as e:
@@ -382,24 +480,61 @@ class RayBackend(Backend):
             refs = [add.remote(ref, suffix) for ref in refs]
         return refs
 
-    def _check_jsonl(self, files: list[str]) -> None:
-        """``check_jsonl_files`` in a Ray task, not on the driver: the files are parsed (streamed) in
-        the cluster, so the driver neither spends the CPU of a whole extra JSON parse nor its memory.
-        (Not while Ray Data reads: a read failing on a bad line would log its own traceback first.)"""
+    def _read_jsonl(self, files: list[str], suffix) -> tuple[list, list]:
+        """(block refs, [(rows, null texts)...]) of JSON Lines files, read by tasks: each plain file
+        in byte ranges of about 1/(4 x CPUs) of the input (4-64 MB), split at line starts, each parsed
+        by pyarrow; a compressed file in one task. A file whose ranges infer different schemas is
+        read again whole (one schema inferred over all its rows, as a whole-file read gives). Ray
+        Data's ``read_json`` is not used: on this 2-core machine it took 12-21 s for a 108 MB file
+        that pyarrow parses in 0.7-1.2 s in one task (benchmarks/ray/README.md)."""
         import ray
 
-        from data_juicer.core.loader import check_jsonl_files
+        from data_juicer.core.loader import COMPRESSIONS, DataLoadError, _empty_file, _no_samples_message
 
-        try:
-            ray.get(remote(check_jsonl_files).remote([os.path.abspath(f) for f in files], self.recipe.text_key))
-        except ray.exceptions.RayTaskError as e:
-            cause = getattr(e, "cause", None)
-            if isinstance(cause, Exception):
-                raise cause from None
-            raise
+        empty = {f: why for f in files if (why := _empty_file(f))}
+        if len(empty) == len(files):
+            raise DataLoadError(_no_samples_message(files[0], empty[files[0]], len(files)))
+        files = [os.path.abspath(f) for f in files if f not in empty]
+        sizes = [os.path.getsize(f) for f in files]
+        chunk = int(min(64 << 20, max(_JSONL_MIN_CHUNK, sum(sizes) / (4 * self._num_cpus))))
+        opts = dict(self.recipe.read_options or {})
+        text_key = self.recipe.text_key
+        read = remote(_read_jsonl_chunk, num_returns=2, scheduling_strategy="SPREAD")
+        per_file = []
+        for f, size in zip(files, sizes):
+            if any(f.lower().endswith(c) for c in COMPRESSIONS):
+                ranges = [(0, None)]
+            else:
+                n = max(1, round(size / chunk))
+                step = -(-size // n)
+                ranges = [(a, min(size, a + step)) for a in range(0, size, step)] or [(0, None)]
+            per_file.append([read.remote(f, a, b, text_key, opts) for a, b in ranges])
+        refs, info = [], []
+        for f, pairs in zip(files, per_file):
+            try:
+                got = [ray.get(i) for _, i in pairs]
+            except ray.exceptions.RayTaskError as e:
+                cause = getattr(e, "cause", None)
+                if isinstance(cause, Exception):
+                    raise cause from None
+                raise
+            schemas = {g[2] for g in got if g[0]}
+            if len(schemas) > 1:  # e.g. a field null in one range, a string in another
+                t, i = read.remote(f, 0, None, text_key, opts)
+                pairs, got = [(t, i)], [ray.get(i)]
+            for (t, _), g in zip(pairs, got):
+                if g[0]:
+                    refs.append(t)
+                    info.append((g[0], g[1]))
+        if suffix is not None:
+            add = remote(_with_suffix)
+            refs = [add.remote(ref, suffix) for ref in refs]
+        return refs, info
 
     def _read_native(self, files: list[str], fmt: str):
         import ray.data
+
+        data_context()
 
         if fmt == "json":
             import pyarrow.json as paj
@@ -414,15 +549,17 @@ class RayBackend(Backend):
         parse = pacsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
         return ray.data.read_csv(files, parse_options=parse, file_extensions=None)
 
-    def _prepare(self, refs: list, path: str) -> RayDataset:
-        """Stable ids in file order, media paths made absolute, null texts to the ledger; even blocks."""
+    def _prepare(self, refs: list, path: str, info: list | None = None) -> RayDataset:
+        """Stable ids in file order, media paths made absolute, null texts to the ledger; even blocks.
+        ``info``: (rows, null texts) of each block, when the read tasks returned it."""
         import ray
 
         from data_juicer.core.loader import DataLoadError
         from data_juicer.core.ray_dataset import _block_info, _null_text_rows, _prepare_slice
 
         text_key = self.recipe.text_key
-        info = ray.get([remote(_block_info).remote(r, text_key) for r in refs])
+        if info is None:
+            info = ray.get([remote(_block_info).remote(r, text_key) for r in refs])
         names = RayDataset.from_refs(refs, [n for n, _ in info]).column_names
         if text_key not in names:
             raise DataLoadError(
@@ -436,8 +573,10 @@ class RayBackend(Backend):
         out, first = [], 0
         rejected = []
         for ref, (n, nulls) in zip(refs, info):
-            for start in range(0, n, per):
-                length = min(per, n - start)
+            pieces = max(1, round(n / per))  # a block near the target size stays whole (no 50-row tails)
+            step = -(-n // pieces) if n else 1
+            for start in range(0, n, step):
+                length = min(step, n - start)
                 out.append(prep.remote(ref, start, length, first + start, text_key, media, base))
             if nulls:
                 rejected += ray.get(remote(_null_text_rows).remote(ref, text_key, first))
@@ -469,8 +608,7 @@ class RayBackend(Backend):
         import ray
 
         before = set(ds.column_names) if hash_only else None
-        refs, _ = ds.blocks()
-        src = RayDataset.from_refs(refs).ray
+        refs, counts = ds.blocks()
         res = stage_resources(stage.ops)
         env = runtime_env_for(stage.ops)  # the driver's DJ_* variables and the ops' own runtime_env
         if env:
@@ -493,13 +631,19 @@ class RayBackend(Backend):
             if res.get("num_gpus"):
                 gpus_total = ray.cluster_resources().get("GPU", 0)
                 size = max(1, min(size, int(gpus_total // res["num_gpus"]) or 1))
-            out = src.map_batches(fn_cls, fn_constructor_args=args, concurrency=size, batch_size=batch_size,
+            out = RayDataset.from_refs(refs).ray.map_batches(fn_cls, fn_constructor_args=args, concurrency=size, batch_size=batch_size,
                                   batch_format="pyarrow", zero_copy_batch=True, **res)
-        else:
-            out = src.map_batches(fn_cls(*args), batch_size=batch_size, batch_format="pyarrow",
-                                  zero_copy_batch=True, scheduling_strategy="SPREAD", **res)
+        else:  # plain tasks, one per block (cheaper than a Ray Data plan: no operator start-up, no bundling)
+            out = None
+            task = remote(_apply_batches, num_returns=2, scheduling_strategy="SPREAD")
+            task = task.options(**res) if res else task
+            fn_ref = ray.put(fn_cls(*args))
+            pairs = [task.remote(fn_ref, batch_size, *group) for group in _task_groups(refs, counts, batch_size)]
         try:
-            good = list(out.materialize().to_arrow_refs())
+            if out is not None:
+                good, counts = list(out.materialize().to_arrow_refs()), None
+            else:
+                good, counts = [t for t, _ in pairs], ray.get([c for _, c in pairs])
         except Exception as e:
             err = _op_error_from(e)
             if err is not None:
@@ -509,18 +653,23 @@ class RayBackend(Backend):
             n_failed = absorb_ledger_parts(self.ledger, parts)
         if n_failed:
             logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
-        result = RayDataset.from_refs(good)
+        result = RayDataset.from_refs(good, counts)
         if any(op.fan_out for op in stage.ops):
             result = result.renumbered()
         self._drop_after_dedup = [c for c in result.column_names if c not in before] if hash_only else []
+        self._dedups_left = len(stage.dedups) if hash_only else 0
         return result
 
     def run_global(self, op: OP, ds: RayDataset, show_num: int = 0):
-        drop, self._drop_after_dedup = self._drop_after_dedup, []
+        # the hashing-only pass's columns go after the last of the dedups it hashed for
+        self._dedups_left = max(0, self._dedups_left - 1)
+        drop = self._drop_after_dedup if not self._dedups_left else []
+        if not self._dedups_left:
+            self._drop_after_dedup = []
         ds.ledger = self.ledger
         pairs = None
         if isinstance(op, Deduplicator):
-            out = op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray) if not show_num else None
+            out = _run_ray(op, ds) if not show_num else None
             if out is not None:
                 result = RayDataset(out)
             else:
@@ -528,7 +677,7 @@ class RayBackend(Backend):
             if drop:
                 result = result.remove_columns(drop)
         else:
-            out = op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray)
+            out = _run_ray(op, ds)
             if out is not None:
                 result = RayDataset(out)
             else:  # the op sees the user's columns only (as on the default executor)
@@ -559,7 +708,7 @@ class RayBackend(Backend):
         if any(needs_actor(o) for o in stage.ops):
             mid, _ = self.run_global(op, ds)
             return self.run_pass(stage, mid, run, batch_size, 1, None), mid.num_rows
-        self._drop_after_dedup = []
+        self._drop_after_dedup, self._dedups_left = [], 0
         plain = ds.remove_columns([ID])
         plain.ledger = self.ledger
         res = stage_resources(stage.ops)
