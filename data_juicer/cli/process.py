@@ -89,7 +89,12 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGINT, on_sigint)
     _RUN.clear()
     try:
-        return _main(argv)
+        rc = _main(argv)
+        if argv is None:  # a command line: no interpreter teardown at exit (cli/fast_exit.py)
+            from data_juicer.cli import fast_exit
+
+            fast_exit.arm(rc)
+        return rc
     except BaseException as e:
         # a library cleaning up after the interrupt may raise something else (a worker pool's TimeoutError)
         if not isinstance(e, KeyboardInterrupt) and not interrupted:
