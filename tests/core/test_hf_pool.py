@@ -137,7 +137,7 @@ def _rows(n=40):
 
 
 def _run(tmp_path, make_recipe, monkeypatch, pool: str, **kw):
-    monkeypatch.setenv(hf_pool.ENV_SWITCH, pool)
+    monkeypatch.setattr(hf_pool, "enabled", lambda: pool == "1")
     out_dir = tmp_path / f"out_{pool}"
     op_file = tmp_path / "pool_ops.py"
     op_file.write_text(CUSTOM_OP)
