@@ -322,6 +322,9 @@ def _run_ray(op: OP, ds: RayDataset):
     built (a metadata task per block) only for an op that has a ``run_ray`` of its own."""
     if type(op).run_ray is OP.run_ray:
         return None
+    min_rows = getattr(op, "ray_actor_min_rows", None)  # e.g. the sharded exact dedup: only from that many rows
+    if isinstance(min_rows, int) and ds.num_rows < min_rows:
+        return None
     return op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray)
 
 
