@@ -486,13 +486,27 @@ class _Signatures:
                 return np.empty(shape, dtype=dtype)
             return np.concatenate([fn(b, slice(None)) for b in self.blocks])
         out = np.empty(shape, dtype=dtype)
-        starts = np.cumsum([0] + [len(b) for b in self.blocks])
-        which = np.searchsorted(starts, self.rows, side="right") - 1
-        for i, b in enumerate(self.blocks):
-            sel = np.flatnonzero(which == i)
-            if len(sel):
-                out[sel] = fn(b, self.rows[sel] - starts[i])
+        for i, sel, local in self._parts():
+            out[sel] = fn(self.blocks[i], local)
         return out
+
+    def _parts(self) -> list:
+        """Per block holding some of ``rows``: (block, positions in ``rows``, rows within the block),
+        found once (every band reads through them; int32 where the counts allow: 8 bytes a row)."""
+        if getattr(self, "_cached_parts", None) is None:
+            starts = np.cumsum([0] + [len(b) for b in self.blocks])
+            which = np.searchsorted(starts, self.rows, side="right") - 1
+            small = np.int32 if max(len(self.rows), int(starts[-1])) < 2**31 else np.int64
+            order = np.argsort(which, kind="stable")
+            bounds = np.searchsorted(which[order], np.arange(len(self.blocks) + 1))
+            parts = []
+            for i in range(len(self.blocks)):
+                sel = order[bounds[i]:bounds[i + 1]]
+                if len(sel):
+                    parts.append((i, sel.astype(small), (self.rows[sel] - starts[i]).astype(small)))
+            del which, order
+            self._cached_parts = parts
+        return self._cached_parts
 
     def without_shingles(self) -> np.ndarray:
         """Per row, whether its signature is all maxima (a text without shingles)."""
