@@ -6,6 +6,7 @@ from data_juicer.cli.process import _fail, setup_logging
 
 
 def main(argv=None) -> int:
+    command = argv is None  # the dj-analyze command line (not main([...]) from Python)
     from data_juicer.utils import fast_imports
 
     fast_imports.install()  # numba without its scipy.linalg BLAS check (utils/fast_imports.py)
@@ -45,6 +46,10 @@ def main(argv=None) -> int:
     print(f"Analysis: {analysis_dir}")
     if analyzer.report_path:
         print(f"Report:   {analyzer.report_path}")
+    if command:  # no interpreter teardown at exit (cli/fast_exit.py)
+        from data_juicer.cli import fast_exit
+
+        fast_exit.arm(0)
     return 0
 
 
