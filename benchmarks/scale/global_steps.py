@@ -151,8 +151,8 @@ def run_chain(path: str) -> dict:
 
     ds = datasets.Dataset.from_file(path)
     out = {}
-    for name in RECIPE_PARAMS:
-        op = OPERATORS.get(name)(**RECIPE_PARAMS[name])
+    for name, params in RECIPE_PARAMS.items():
+        op = OPERATORS.get(name)(**params)
         _reset_peak()
         anon0, rss0 = _status("RssAnon"), _status("VmRSS")
         t0, c0 = time.perf_counter(), time.process_time()

@@ -9,8 +9,6 @@ against its group's first row, a block at a time: ~40 B a row at the peak.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,7 +17,7 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _CHECK_ROWS = 1 << 16  # rows compared with their group's first row at a time
 
 
-def fixed_width_blocks(col: pa.ChunkedArray, width: int) -> Optional[list[np.ndarray]]:
+def fixed_width_blocks(col: pa.ChunkedArray, width: int) -> list[np.ndarray] | None:
     """Zero-copy ``(n_i, width // 4)`` uint32 views of a string/binary column's chunks when every value is
     exactly ``width`` bytes (a multiple of 4) and none is null; None otherwise (the caller groups another way)."""
     if width % 4:
@@ -68,7 +66,7 @@ def _rows(blocks: list[np.ndarray], starts: np.ndarray, rows: np.ndarray) -> np.
     return out
 
 
-def first_equal_rows(blocks: list[np.ndarray]) -> Optional[np.ndarray]:
+def first_equal_rows(blocks: list[np.ndarray]) -> np.ndarray | None:
     """For each row of the blocks (taken in order as one ``(n, k)`` table), the first row with equal values
     (int64); None if two different rows share a 64-bit key (then group on the exact values instead)."""
     n = sum(len(b) for b in blocks)

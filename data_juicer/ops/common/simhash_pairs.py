@@ -12,7 +12,7 @@ Memory: a few 8-byte arrays of the values (key, order, candidates), ~40 B a valu
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import numpy as np
 
@@ -20,7 +20,7 @@ import numpy as np
 def _block_masks(num_blocks: int) -> list[np.uint64]:
     """Bit masks of ``num_blocks`` contiguous blocks covering the 64 bits (widths differ by at most 1)."""
     edges = [round(64 * i / num_blocks) for i in range(num_blocks + 1)]
-    return [np.uint64(((1 << (hi - lo)) - 1) << lo) for lo, hi in zip(edges[:-1], edges[1:])]
+    return [np.uint64(((1 << (hi - lo)) - 1) << lo) for lo, hi in pairwise(edges)]
 
 
 def near_pairs(values: np.ndarray, num_blocks: int, hamming_distance: int) -> tuple[np.ndarray, np.ndarray]:
