@@ -72,3 +72,43 @@ def char_rep_ratios(codes, offsets, n, out):  # pragma: no cover - compiled
         for i in range(repeated - n_top, repeated):
             acc += rep[i]
         out[d] = acc / total
+
+
+@nb.njit(cache=True)
+def word_rep_ratios(hashes, offsets, n, out):  # pragma: no cover - compiled
+    """For each document ``d`` (word hashes ``hashes[offsets[d]:offsets[d+1]]``, at least ``n + 63``
+    of them) the share of its word ``n``-grams that occur more than once. The n-gram hashes are
+    those of ``word_repetition_filter.word_rep_ratio_fast`` (same mixing), counted exactly in an
+    open-addressing table instead of after a sort, so the ratios equal its."""
+    for d in range(len(offsets) - 1):
+        s = offsets[d]
+        total = offsets[d + 1] - s - n + 1
+        bits = 1
+        while (1 << bits) < 2 * total:
+            bits += 1
+        size = 1 << bits
+        shift = np.uint64(64 - bits)
+        mask = np.int64(size - 1)
+        keys = np.empty(size, np.uint64)
+        cnt = np.zeros(size, np.int64)
+        for i in range(total):
+            x = hashes[s + i]
+            for j in range(1, n):
+                x = x * _MIX
+                x ^= hashes[s + i + j]
+            slot = np.int64((x * _MIX) >> shift)
+            while True:
+                c = cnt[slot]
+                if c == 0:
+                    keys[slot] = x
+                    cnt[slot] = 1
+                    break
+                if keys[slot] == x:
+                    cnt[slot] = c + 1
+                    break
+                slot = (slot + np.int64(1)) & mask
+        singles = 0
+        for i in range(size):
+            if cnt[i] == 1:
+                singles += 1
+        out[d] = (total - singles) / total

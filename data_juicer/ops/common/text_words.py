@@ -82,6 +82,19 @@ def lower_stripped(text: str, stripped: list[str]) -> list[str] | None:
     return " ".join(stripped).lower().split(" ") if stripped else []
 
 
+def lower_refined_words(text: str) -> list[str] | None:
+    """``refine_words(split_words(text), lower_case=True)`` by lower-casing the whole text first,
+    or None when ``text`` holds a character of ``LOWER_UNSAFE_CHARS`` (then compute it per word).
+    Without those, lower-casing maps every special character (the separators among them) to itself
+    and every other character to non-special ones, with no dependence on the neighbours: the words
+    of the lower-cased text are the lower-cased words, and stripping commutes with lower-casing.
+    One ``str.lower`` of the text, then the fast ``str.strip`` of ``refine_words(..., text=...)``."""
+    if _LOWER_UNSAFE.search(text) is not None:
+        return None
+    low = text.lower()
+    return refine_words(split_words(low), text=low)
+
+
 def stripped_words_context_key(model_key: str | None, text_key: str) -> str:
     """``__dj__context__`` key of the special-stripped words, not lower-cased."""
     return f"{InterVars.refined_words}-{model_key}-{text_key}-False-SPECIAL_CHARS-False-[2]-"

@@ -7,6 +7,7 @@ from pydantic import PositiveInt
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.text_words import (
     batch_words,
+    lower_refined_words,
     lower_stripped,
     refine_words,
     refined_words_context_key,
@@ -52,6 +53,28 @@ def word_rep_ratio_fast(words: list[str], n: int, spaces_possible: bool = True) 
     starts = np.flatnonzero(new)
     singles = int(np.count_nonzero(np.diff(starts) == 1))
     return (total - singles) / total
+
+
+def word_rep_ratios(word_lists: list[list[str]], n: int, spaces_possible: bool = True) -> list[float]:
+    """``word_rep_ratio_fast`` of each word list; the lists it hashes go through one compiled
+    call (``repetition_numba``) when numba is usable, with the same hashes and so the same ratios."""
+    out = [None] * len(word_lists)
+    hashed = []
+    for j, words in enumerate(word_lists):
+        if len(words) - n + 1 < 64 or n == 1 or (spaces_possible and any(" " in w for w in words)):
+            out[j] = word_rep_ratio(words, n)
+        else:
+            hashed.append(j)
+    if hashed:
+        from data_juicer.ops.common import repetition_numba
+
+        if repetition_numba.word_available():
+            ratios = repetition_numba.word_rep_ratios([word_lists[j] for j in hashed], n).tolist()
+        else:
+            ratios = [word_rep_ratio_fast(word_lists[j], n, spaces_possible=False) for j in hashed]
+        for j, r in zip(hashed, ratios):
+            out[j] = r
+    return out
 
 
 @OPERATORS.register_module("word_repetition_filter")
@@ -110,10 +133,18 @@ class WordRepetitionFilter(Filter):
                     words = lower_stripped(texts[i], ctx[stripped_key])
                     if words is not None:
                         ctx[refined_key] = words
+        words_key = words_context_key(self.model_key, self.text_key)
+        pending = []  # (row, words) whose ratio is still to compute
+        if plain and contexts is None:  # no split to share: lower-case the whole text, then split and strip it
+            for i in todo:
+                words = lower_refined_words(texts[i])
+                if words is not None:
+                    pending.append((i, words))
+        done = {i for i, _ in pending}
+        todo = [i for i in todo if i not in done]
         # refined words already in the context need no raw words
         need_raw = [i for i in todo if contexts is None or refined_key not in contexts[i]]
-        raw = dict(zip(need_raw, batch_words(texts, need_raw, contexts,
-                                             words_context_key(self.model_key, self.text_key), self._tokenize())))
+        raw = dict(zip(need_raw, batch_words(texts, need_raw, contexts, words_key, self._tokenize())))
         for i in todo:
             if i in raw:
                 words = refine_words(raw[i], lower_case=True)
@@ -121,7 +152,10 @@ class WordRepetitionFilter(Filter):
                     contexts[i][refined_key] = words
             else:
                 words = contexts[i][refined_key]
-            stats[i][key] = word_rep_ratio_fast(words, self.rep_len, spaces_possible=not plain)
+            pending.append((i, words))
+        for i, ratio in zip((i for i, _ in pending), word_rep_ratios([w for _, w in pending], self.rep_len,
+                                                                     spaces_possible=not plain)):
+            stats[i][key] = ratio
         return samples
 
     def process_batched(self, samples):
