@@ -1,3 +1,5 @@
+import numpy as np
+
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.strip_characters import SPECIAL_CHARACTERS
 from data_juicer.ops.registry import OPERATORS
@@ -13,6 +15,24 @@ def count_special(text: str) -> int:
     if text.isascii():  # str.translate has a fast ASCII path
         return len(text) - len(text.translate(_DELETE_SPECIAL))
     return sum(map(_is_special, text))
+
+
+# 1 for each code point of the special-character set, 0 elsewhere
+_SPECIAL_TABLE = np.zeros(0x110000, dtype=np.uint8)
+_SPECIAL_TABLE[sorted(map(ord, SPECIAL_CHARACTERS))] = 1
+
+
+def count_special_batch(texts: list[str]) -> list[int]:
+    """``count_special`` of each text: one code-point array for the batch, looked up in the
+    special-character table, summed per text through a cumulative sum (the same integers)."""
+    if not texts:
+        return []
+    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+    csum = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum(_SPECIAL_TABLE[codes], out=csum[1:])
+    starts = np.concatenate(([0], ends[:-1]))
+    return (csum[ends] - csum[starts]).tolist()
 
 
 @OPERATORS.register_module("special_characters_filter")
@@ -32,9 +52,9 @@ class SpecialCharactersFilter(Filter):
 
     def compute_stats_batched(self, samples):
         key = StatsKeys.special_char_ratio
-        for text, stat in zip(samples[self.text_key], samples[Fields.stats]):
-            if key not in stat:
-                stat[key] = count_special(text) / len(text) if text else 0.0
+        todo = [(t, s) for t, s in zip(samples[self.text_key], samples[Fields.stats]) if key not in s]
+        for (text, stat), n in zip(todo, count_special_batch([t for t, _ in todo])):
+            stat[key] = n / len(text) if text else 0.0
         return samples
 
     def process_batched(self, samples):
