@@ -62,3 +62,17 @@ def strip_special(word: str) -> str:
     while end > start and word[end - 1] in SPECIAL_CHARACTERS:
         end -= 1
     return word[start:end]
+
+
+def special_table():
+    """uint8 numpy array over all code points: 1 for SPECIAL_CHARACTERS, 0 elsewhere (built once)."""
+    global _SPECIAL_TABLE
+    if _SPECIAL_TABLE is None:
+        import numpy as np
+
+        _SPECIAL_TABLE = np.zeros(0x110000, dtype=np.uint8)
+        _SPECIAL_TABLE[sorted(map(ord, SPECIAL_CHARACTERS))] = 1
+    return _SPECIAL_TABLE
+
+
+_SPECIAL_TABLE = None

@@ -1,5 +1,7 @@
 import sys
 
+import numpy as np
+
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common.text_words import (
     batch_words,
@@ -9,8 +11,30 @@ from data_juicer.ops.common.text_words import (
     stripped_words_context_key,
     words_context_key,
 )
+from data_juicer.ops.common.strip_characters import special_table
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
+
+
+def count_words_batch(texts: list[str]) -> list[int]:
+    """``len(refine_words(split_words(t)))`` of each text without building the words: a word
+    survives the strip when it holds a non-special character, so the count is the number of
+    non-special characters whose previous character, once the special non-separator ones are
+    dropped, is a separator (space, newline, tab) or the start of the text."""
+    if not texts:
+        return []
+    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+    plain = special_table()[codes] == 0
+    sep = (codes == 32) | (codes == 10) | (codes == 9)
+    kept = np.flatnonzero(plain | sep)
+    doc = np.searchsorted(ends, kept, side="right")
+    plain_kept = plain[kept]
+    after = np.empty(len(kept), dtype=np.bool_)  # previous kept character a separator, or none in the text
+    if len(kept):
+        after[0] = True
+        after[1:] = sep[kept[:-1]] | (doc[1:] != doc[:-1])
+    return np.bincount(doc[plain_kept & after], minlength=len(texts)).tolist()
 
 
 @OPERATORS.register_module("words_num_filter")
@@ -52,8 +76,12 @@ class WordsNumFilter(Filter):
         todo = [i for i, s in enumerate(stats) if key not in s]
         if not todo:
             return samples
-        words_key = words_context_key(self.model_key, self.text_key)
         contexts = samples[Fields.context] if context else None
+        if contexts is None and self.model_key is None:  # nothing to share: count without the words
+            for i, n in zip(todo, count_words_batch([samples[self.text_key][i] for i in todo])):
+                stats[i][key] = n
+            return samples
+        words_key = words_context_key(self.model_key, self.text_key)
         all_words = batch_words(samples[self.text_key], todo, contexts, words_key, self._tokenize())
         # the stripped words are kept for the other word filters of the pass (word_repetition_filter
         # lower-cases them instead of splitting and stripping the text again)
