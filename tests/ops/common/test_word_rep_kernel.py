@@ -25,3 +25,16 @@ def test_batch_ratios_mix_short_and_long_lists():
     words = ["a", "b", "c", "d"] * 20 + ["x"]  # 72 10-grams: all but the last (holding "x") repeat
     assert word_rep_ratios([words, ["a", "b"], []], 10) == [71 / 72, 0.0, 0.0]
     assert word_rep_ratios([["a b", "c"] * 40], 2, spaces_possible=True) == [1.0]
+
+
+def test_lower_refined_words_equal_per_word_lower_then_strip():
+    from data_juicer.ops.common.text_words import lower_refined_words, refine_words, split_words
+
+    assert lower_refined_words("Hello, WORLD! 42 ÉCOLE") == ["hello", "world", "école"]
+    assert lower_refined_words("ΑΣπ x") is None  # Σ: lower case depends on its neighbours
+    pieces = list("aZé ÉßİσπºªıÅ.,!?'\"()-\n\t\u00a0\u3000中😀") + ["Hello", "WORLD", "İstanbul", "ﬁ", "ΑΣ"]
+    rng = random.Random(17)
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 15)))
+        got = lower_refined_words(text)
+        assert got is None or got == refine_words(split_words(text), lower_case=True), repr(text)
