@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,6 +134,7 @@ def unregister_plugin(kind: str) -> None:
     """Forget the plug-in registered for ``kind`` in this process (tests)."""
     with _LOCK:
         _REGISTRY.pop(kind, None)
+        _ENV_LOADED.clear()  # the $DJ_MODEL_PLUGINS modules register again at the next lookup
 
 
 def _import_env_modules() -> list[str]:
@@ -141,7 +143,10 @@ def _import_env_modules() -> list[str]:
         if name in _ENV_LOADED:
             continue
         try:
-            importlib.import_module(name)
+            if name in sys.modules:  # imported before (its registrations may be gone): run it again
+                importlib.reload(sys.modules[name])
+            else:
+                importlib.import_module(name)
         except ImportError as e:
             raise PluginNotFoundError(f"${PLUGINS_ENV} names module '{name}', which cannot be imported ({e}); "
                                       "fix the module name or its PYTHONPATH") from e

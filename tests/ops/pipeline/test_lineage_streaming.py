@@ -19,13 +19,25 @@ from data_juicer.ops.registry import OPERATORS
 class SlowChild(Mapper):
     """Sleeps on children whose text holds SLOW, then logs that it is done."""
 
-    def __init__(self, delay: float = 1.0, log: str = "", **kwargs):
+    def __init__(self, delay: float = 1.0, log: str = "", wait_for_id: int = -1, **kwargs):
         super().__init__(**kwargs)
-        self.delay, self.log = delay, log
+        self.delay, self.log, self.wait_for_id = delay, log, wait_for_id
+
+    def _reached(self):
+        try:
+            with open(self.log) as f:
+                return any(json.loads(line).get("id") == self.wait_for_id for line in f if line.strip())
+        except FileNotFoundError:
+            return False
 
     def process_single(self, sample):
         if "SLOW" in sample[self.text_key]:
-            time.sleep(self.delay)
+            if self.wait_for_id < 0:
+                time.sleep(self.delay)
+            else:  # sleep until sample wait_for_id has reached the next op, at most delay seconds
+                end = time.time() + self.delay
+                while time.time() < end and not self._reached():
+                    time.sleep(0.05)
             with open(self.log, "a") as f:
                 f.write(json.dumps({"event": "slow_done", "t": time.time()}) + "\\n")
         return sample
@@ -56,16 +68,17 @@ DOCS = [
 ]
 
 
-def run_recipe(tmp_path, name, stream, executor="default", delay=2.5):
+def run_recipe(tmp_path, name, stream, executor="default", delay=2.5, wait_for_id=-1, stamp_batch=8):
     (tmp_path / "ops.py").write_text(TEST_OPS)
     data = tmp_path / "docs.jsonl"
     data.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
     log = tmp_path / f"{name}.log"
     process = [
-        {"lineage_stage": {"child_ops": [{"test_slow_child_mapper": {"delay": delay, "log": str(log), "batch_size": 1}},
+        {"lineage_stage": {"child_ops": [{"test_slow_child_mapper": {"delay": delay, "log": str(log), "wait_for_id": wait_for_id,
+                                                                    "batch_size": 1}},
                                          {"words_num_filter": {"min_num": 2, "batch_size": 1}}],
                            "stream": stream}},
-        {"test_stamp_mapper": {"log": str(log), "batch_size": 8}},
+        {"test_stamp_mapper": {"log": str(log), "batch_size": stamp_batch}},
         {"words_num_filter": {"min_num": 2}},  # on the parent's text: drops id 2
     ]
     cfg = {"project_name": name, "dataset_path": str(data), "np": 1, "executor_type": executor,
@@ -134,7 +147,10 @@ def test_on_ray_the_next_pass_runs_on_bursts_while_the_stage_goes_on(tmp_path):
 
     if not ray.is_initialized():
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    out, slow, reached = run_recipe(tmp_path, "ray", stream=True, executor="ray", delay=8.0)  # a Ray worker may take seconds to start
-    assert reached[0] < slow and reached[1] > slow
+    # the slow child waits (up to 180 s: Ray workers start slowly on a loaded machine) until sample 0 has
+    # reached the next pass: that happens only if the pass runs on bursts while the stage still works
+    out, slow, reached = run_recipe(tmp_path, "ray", stream=True, executor="ray", delay=180.0, wait_for_id=0,
+                                      stamp_batch=1)  # on Ray the next pass gets the stage's rows in input order, batch_size at a time
+    assert reached[0] < slow and reached[1] > slow and slow - reached[0] < 120
     base, _, _ = run_recipe(tmp_path, "default", stream=False)
     assert out == base
