@@ -149,7 +149,7 @@ def _execute(kind: str, path: str, errors: Optional[list]) -> list[dict]:
 
         recipe = load_recipe(["--config", path], "dj-analyze", check_paths=True)
         analyzer = make_analyzer(recipe, auto=False, auto_num=recipe.cfg["auto_num"])
-        analyzer.draw = lambda columns: ({}, None, None)  # no plots: they are for the files dj-analyze writes
+        analyzer.draw = lambda columns, before=None: ({}, None, None)  # no plots: they are for the files dj-analyze writes
         stats_file, _, _ = analyzer.run()
         return [row.get(Fields.stats, {}) for row in _read_jsonl([stats_file])]
 
