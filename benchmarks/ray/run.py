@@ -62,7 +62,9 @@ def run_sampled(argv: list[str], log_path: Path, env: dict, timeout: float) -> d
             for p in me.children(recursive=True):
                 try:
                     t = p.cpu_times()
-                    last[p.pid] = t.user + t.system + t.children_user + t.children_system
+                    # own times only: every descendant is sampled itself (adding children_* counted the
+                    # forked workers twice, once in themselves and once in the driver that reaped them)
+                    last[p.pid] = t.user + t.system
                 except psutil.Error:
                     pass
             if time.perf_counter() - t0 > timeout:
