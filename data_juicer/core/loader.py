@@ -233,6 +233,25 @@ def _no_samples_message(path: str, why: str, n_files: int) -> str:
             f"(JSON Lines: one JSON object per line)")
 
 
+def check_json_batch(batch, text_key: str) -> None:
+    """A parsed JSON Lines batch or table: valid Arrow, and its ``text_key`` field (if any) strings."""
+    import pyarrow as pa
+
+    batch.validate(full=True)
+    if text_key in batch.schema.names:
+        t = batch.schema.field(text_key).type
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
+            raise TypeError(f"field '{text_key}' is {t}")
+
+
+def json_lines_error(path: str, text_key: str, e: Exception) -> "DataLoadError":
+    """The error to raise for a JSON Lines file that did not parse: its first bad line when one is found."""
+    bad = _first_bad_json_line(path, text_key)
+    if bad:
+        return bad_line_error(path, *bad)
+    return DataLoadError(f"could not read {path} as JSON Lines: {type(e).__name__}: {e}")
+
+
 def bad_line_error(path: str, lineno: int, message: str) -> "DataLoadError":
     return DataLoadError(f"{path}, line {lineno}: {message}. Fix the line, or set `load_jsonl_lenient: true` to "
                          f"skip such lines (each goes to the error ledger with its file and line)")
@@ -243,7 +262,6 @@ def check_jsonl_files(files: list[str], text_key: str) -> None:
     that cannot be a sample (for readers that would otherwise fail later, or with a misleading
     message, as Ray Data's does). The files are streamed through pyarrow (C++, one block in memory
     at a time); only a file pyarrow rejects is read again line by line to find the culprit."""
-    import pyarrow as pa
     import pyarrow.json as paj
 
     empty = {f: why for f in files if (why := _empty_file(f))}
@@ -256,16 +274,9 @@ def check_jsonl_files(files: list[str], text_key: str) -> None:
         try:
             with _open_binary(f) as stream:
                 for batch in paj.open_json(stream):
-                    batch.validate(full=True)
-                    if text_key in batch.schema.names:
-                        t = batch.schema.field(text_key).type
-                        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
-                            raise TypeError(f"field '{text_key}' is {t}")
+                    check_json_batch(batch, text_key)
         except Exception as e:
-            bad = _first_bad_json_line(f, text_key)
-            if bad:
-                raise bad_line_error(f, *bad) from None
-            raise DataLoadError(f"could not read {f} as JSON Lines: {type(e).__name__}: {e}") from None
+            raise json_lines_error(f, text_key, e) from None
 
 
 def _lenient_jsonl(path: str, tmp_dir: str, text_key: Optional[str] = None) -> tuple[str, list[dict]]:

@@ -146,7 +146,7 @@ def _read_jsonl_chunk(path: str, start: int, end, text_key: str, read_opts: dict
     import pyarrow as pa
     import pyarrow.json as paj
 
-    from data_juicer.core.loader import DataLoadError, _first_bad_json_line, _open_binary, bad_line_error
+    from data_juicer.core.loader import _open_binary, check_json_batch, json_lines_error
 
     try:
         if end is None:
@@ -159,16 +159,9 @@ def _read_jsonl_chunk(path: str, start: int, end, text_key: str, read_opts: dict
         else:
             kwargs = {"read_options": paj.ReadOptions(**read_opts)} if read_opts else {}
             table = paj.read_json(io.BytesIO(buf), **kwargs)
-            table.validate(full=True)
-            if text_key in table.schema.names:
-                t = table.schema.field(text_key).type
-                if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
-                    raise TypeError(f"field '{text_key}' is {t}")
+            check_json_batch(table, text_key)
     except Exception as e:
-        bad = _first_bad_json_line(path, text_key)
-        if bad:
-            raise bad_line_error(path, *bad) from None
-        raise DataLoadError(f"could not read {path} as JSON Lines: {type(e).__name__}: {e}") from None
+        raise json_lines_error(path, text_key, e) from None
     nulls = table.column(text_key).null_count if text_key in table.column_names else 0
     return table, (table.num_rows, nulls, table.schema)
 

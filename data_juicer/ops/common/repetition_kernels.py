@@ -1,4 +1,5 @@
-"""numba kernel of the character n-gram repetition ratio (``character_repetition_filter``).
+"""numba kernels of the character and word n-gram repetition ratios (``character_repetition_filter``,
+``word_repetition_filter``).
 
 Imported only through ``repetition_numba`` when numba is installed. Module-level functions, so
 numba's on-disk cache (``cache=True``) holds across processes.
@@ -8,6 +9,40 @@ import numba as nb
 import numpy as np
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@nb.njit(cache=True)
+def _ngram_counts(values, s, total, n):  # pragma: no cover - compiled
+    """The ``total`` n-grams of ``values[s:]`` hashed as the ``*_fast`` Python paths hash them (64-bit
+    mixing), counted in an open-addressing table (no sort): (count per slot, 0 for an empty slot;
+    number of distinct n-grams)."""
+    bits = 1
+    while (1 << bits) < 2 * total:
+        bits += 1
+    size = 1 << bits
+    shift = np.uint64(64 - bits)
+    mask = np.int64(size - 1)
+    keys = np.empty(size, np.uint64)
+    cnt = np.zeros(size, np.int64)
+    k = 0
+    for i in range(total):
+        x = np.uint64(values[s + i])
+        for j in range(1, n):
+            x = x * _MIX
+            x ^= np.uint64(values[s + i + j])
+        slot = np.int64((x * _MIX) >> shift)
+        while True:
+            c = cnt[slot]
+            if c == 0:
+                keys[slot] = x
+                cnt[slot] = 1
+                k += 1
+                break
+            if keys[slot] == x:
+                cnt[slot] = c + 1
+                break
+            slot = (slot + np.int64(1)) & mask
+    return cnt, k
 
 
 @nb.njit(cache=True)
@@ -21,43 +56,9 @@ def char_rep_ratios(codes, offsets, n, out):  # pragma: no cover - compiled
         if total <= 0:
             out[d] = 0.0
             continue
-        # count the n-gram hashes in an open-addressing table (no sort): slots from the top bits
-        bits = 1
-        while (1 << bits) < 2 * total:
-            bits += 1
-        size = 1 << bits
-        shift = np.uint64(64 - bits)
-        mask = np.int64(size - 1)
-        keys = np.empty(size, np.uint64)
-        cnt = np.zeros(size, np.int64)
-        k = 0
-        for i in range(total):
-            x = np.uint64(codes[s + i])
-            for j in range(1, n):
-                x = x * _MIX
-                x ^= np.uint64(codes[s + i + j])
-            slot = np.int64((x * _MIX) >> shift)
-            while True:
-                c = cnt[slot]
-                if c == 0:
-                    keys[slot] = x
-                    cnt[slot] = 1
-                    k += 1
-                    break
-                if keys[slot] == x:
-                    cnt[slot] = c + 1
-                    break
-                slot = (slot + np.int64(1)) & mask
-        repeated = 0
-        for i in range(size):
-            if cnt[i] > 1:
-                repeated += 1
-        rep = np.empty(repeated, np.int64)
-        m = 0
-        for i in range(size):
-            if cnt[i] > 1:
-                rep[m] = cnt[i]
-                m += 1
+        cnt, k = _ngram_counts(codes, s, total, n)
+        rep = cnt[cnt > 1]
+        repeated = len(rep)
         r = int(np.sqrt(k))
         while r * r > k:
             r -= 1
@@ -83,32 +84,6 @@ def word_rep_ratios(hashes, offsets, n, out):  # pragma: no cover - compiled
     for d in range(len(offsets) - 1):
         s = offsets[d]
         total = offsets[d + 1] - s - n + 1
-        bits = 1
-        while (1 << bits) < 2 * total:
-            bits += 1
-        size = 1 << bits
-        shift = np.uint64(64 - bits)
-        mask = np.int64(size - 1)
-        keys = np.empty(size, np.uint64)
-        cnt = np.zeros(size, np.int64)
-        for i in range(total):
-            x = hashes[s + i]
-            for j in range(1, n):
-                x = x * _MIX
-                x ^= hashes[s + i + j]
-            slot = np.int64((x * _MIX) >> shift)
-            while True:
-                c = cnt[slot]
-                if c == 0:
-                    keys[slot] = x
-                    cnt[slot] = 1
-                    break
-                if keys[slot] == x:
-                    cnt[slot] = c + 1
-                    break
-                slot = (slot + np.int64(1)) & mask
-        singles = 0
-        for i in range(size):
-            if cnt[i] == 1:
-                singles += 1
+        cnt, _ = _ngram_counts(hashes, s, total, n)
+        singles = np.count_nonzero(cnt == 1)
         out[d] = (total - singles) / total
