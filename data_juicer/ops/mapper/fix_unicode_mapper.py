@@ -8,7 +8,6 @@ from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.lazy import require
 
 _FORMS = ("NFC", "NFKC", "NFD", "NFKD")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @functools.lru_cache(maxsize=1)
@@ -23,13 +22,9 @@ def _tables():
     unescaping is on. ``fixer_triggers`` maps each plain fixer to the characters without which
     it returns its input unchanged.
     """
-    import ftfy.bad_codecs  # noqa: F401  (registers the sloppy-windows-* codecs)
     from ftfy import chardata
 
-    enc = set("\ufffd")
-    high = bytes(range(0x80, 0x100))
-    for name in chardata.CHARMAP_ENCODINGS:
-        enc.update(high.decode(name, errors="ignore"))
+    enc = _encoding_chars()
     triggers = {
         "fix_c1_controls": {chr(c) for c in range(0x80, 0xA0)},
         "fix_latin_ligatures": {chr(k) for k in chardata.LIGATURES},
@@ -45,6 +40,34 @@ def _tables():
     cls += "\ud800-\udfff"
     settled = {True: re.compile(f"[&{cls}]"), False: re.compile(f"[{cls}]")}
     return settled, triggers
+
+
+@functools.lru_cache(maxsize=1)
+def _acting_chars():
+    """``findall`` of every character one of ftfy's checks or plain fixers looks for: the guards of
+    ``_badness_checks`` and the fixers' trigger characters (surrogates included). A line's set of
+    them is what ``_fix_line`` needs to pick its steps; a regex finds them faster than a set
+    intersection, which makes a string of each character of the line (a Cyrillic line holds few
+    of them, where nearly every letter is one ``_tables``'s settled patterns match)."""
+    chars = set().union(*_tables()[1].values())
+    built = _badness_checks()
+    if built is not None:
+        chars |= built[0]
+    cls = "".join(re.escape(ch) for ch in sorted(chars))
+    return re.compile(f"[{cls}\ud800-\udfff]").findall
+
+
+@functools.lru_cache(maxsize=1)
+def _encoding_chars() -> frozenset:
+    """U+FFFD and every character bytes 0x80-0xff decode to in one of ftfy's ``CHARMAP_ENCODINGS``."""
+    import ftfy.bad_codecs  # noqa: F401  (registers the sloppy-windows-* codecs)
+    from ftfy import chardata
+
+    enc = set("\ufffd")
+    high = bytes(range(0x80, 0x100))
+    for name in chardata.CHARMAP_ENCODINGS:
+        enc.update(high.decode(name, errors="ignore"))
+    return frozenset(enc)
 
 
 def _split_alternatives(pattern: str) -> list[str]:
@@ -91,13 +114,12 @@ def _badness_checks():
     """ftfy's ``is_bad`` (one search of its ~40-alternative ``BADNESS_RE``) split into guarded parts.
 
     Each alternative of the installed ftfy's ``BADNESS_RE`` has a character it cannot match
-    without (a mandatory character class). Alternatives whose guard holds only rare characters
-    (C1 controls, box drawing, currency, odd punctuation; no letter) are searched together, and
-    only in a text that contains one of them; each of the others (those that need a letter such
-    as ``Ã`` or ``в``) is searched alone, only where its own guard is present. A text matches
-    ``BADNESS_RE`` exactly when it matches one of its alternatives, so the result is ftfy's
-    (checked against the parsed pattern at build time; None if the layout is not understood,
-    and then ftfy's own ``is_bad`` is used). Returns ``(findall of every guard character, checks)``."""
+    without (a mandatory character class, its guard). Each alternative is searched alone (those
+    with the same guard together), and only in a text that holds one of its guard characters. A
+    text matches ``BADNESS_RE`` exactly when it matches one of its alternatives, so the result is
+    ftfy's (checked against the parsed pattern at build time; None if the layout is not
+    understood, and then ftfy's own ``is_bad`` is used). Returns ``(every guard character,
+    ((guard, search), ...), {guard character: its searches})``."""
     import unicodedata as ud
 
     from ftfy import badness
@@ -143,29 +165,44 @@ def _badness_checks():
     def rank(chars):  # prefer a guard without ASCII, then with the fewest letters, then the smallest
         return (any(ord(c) < 128 for c in chars), sum(ud.category(c).startswith("L") for c in chars), len(chars))
 
-    rare_src, rare_chars, single = [], set(), []
+    single = []
     for src, br in zip(sources, branches):
         sets = [cs for cs in (charset(it) for it in br) if cs]  # the branch's top-level, mandatory items
         if not sets:
             return None
         guard = min(sets, key=rank)
-        has_ascii, letters, _ = rank(guard)
-        if has_ascii:
+        if rank(guard)[0]:
             return None
-        if letters == 0:
-            rare_src.append(src)
-            rare_chars |= guard
-        else:
-            single.append((guard, re.compile(src, flags)))
-
-    rare = [(frozenset(rare_chars), re.compile("|".join(rare_src), flags).search)] if rare_src else []
+        single.append((frozenset(guard), src))
+    # one search per guard: an alternation of alternatives that start differently is searched far
+    # slower than its parts (the regex engine can no longer skip to a possible first character)
     merged: dict[frozenset, list] = {}  # alternatives with the same guard share one search
-    for guard, rx in single:
-        merged.setdefault(frozenset(guard), []).append(rx.pattern)
-    checks = rare + [(g, re.compile("|".join(srcs), flags).search) for g, srcs in merged.items()]
-    every = set().union(*(g for g, _ in checks))
-    any_guard = re.compile("[" + "".join(re.escape(c) for c in sorted(every)) + "]").findall
-    return any_guard, tuple(checks)
+    for guard, src in single:
+        merged.setdefault(guard, []).append(src)
+    checks = tuple((g, re.compile("|".join(srcs), flags).search) for g, srcs in merged.items())
+    owners: dict[str, list] = {}  # guard character -> the searches it guards
+    for guard, search in checks:
+        for ch in guard:
+            owners.setdefault(ch, []).append(search)
+    return frozenset(owners), checks, {ch: tuple(v) for ch, v in owners.items()}
+
+
+def _is_bad_given(text: str, present, built) -> bool:
+    """``is_bad(text)`` where ``present`` is a set holding (at least) the guard characters in ``text``."""
+    every, _, owners = built
+    hits = every.intersection(present)
+    if not hits:
+        return False
+    if len(hits) == 1:
+        searches = owners[next(iter(hits))]
+    else:
+        searches = set()
+        for ch in hits:
+            searches.update(owners[ch])
+    for search in searches:
+        if search(text) is not None:
+            return True
+    return False
 
 
 def is_bad(text: str) -> bool:
@@ -175,23 +212,45 @@ def is_bad(text: str) -> bool:
         from ftfy import badness
 
         return badness.is_bad(text)
-    any_guard, checks = built
-    present = any_guard(text)
-    if not present:
-        return False
-    present = set(present)
-    for guard, search in checks:
-        if not guard.isdisjoint(present) and search(text) is not None:
-            return True
-    return False
+    return _is_bad_given(text, set(text), built)
+
+
+def _replacer(table: dict, fixer):
+    """``text.translate(table)`` (what ftfy's ``fix_character_width``, ``fix_latin_ligatures`` and
+    ``remove_control_chars`` do) as one ``str.replace`` per table character the text holds, given
+    those characters: far faster than ``translate``'s per-character lookup on a long non-ASCII
+    line. Exact when no replacement holds a table character (then the order of the replacements
+    does not matter); checked against ftfy's own fixer on every table character, else None."""
+    keys = {chr(k): ("" if v is None else v if isinstance(v, str) else chr(v)) for k, v in table.items()}
+    if any(ch in keys for v in keys.values() for ch in v):
+        return None
+
+    def replace(text: str, present) -> str:
+        for ch in keys.keys() & present:
+            text = text.replace(ch, keys[ch])
+        return text
+
+    probe = "a".join(keys) + "a"
+    return replace if replace(probe, set(probe)) == fixer(probe) == probe.translate(table) else None
 
 
 @functools.lru_cache(maxsize=8)
 def _fixers(config) -> list:
-    from ftfy import FIXERS
+    """``(fixer(text, present), trigger characters)`` of each plain ftfy fixer the config turns on, in ftfy's order."""
+    from ftfy import FIXERS, chardata
 
-    return [(FIXERS[name], chars, name == "fix_surrogates") for name, chars in _tables()[1].items()
-            if getattr(config, name)]
+    tables = {"fix_latin_ligatures": chardata.LIGATURES, "fix_character_width": chardata.WIDTH_MAP,
+              "remove_control_chars": chardata.CONTROL_CHARS}
+    out = []
+    for name, chars in _tables()[1].items():
+        if not getattr(config, name):
+            continue
+        fixer = FIXERS[name]
+        fast = _replacer(tables[name], fixer) if name in tables else None
+        if name == "fix_surrogates":
+            chars = set(map(chr, range(0xD800, 0xE000)))
+        out.append((fast or (lambda text, present, fixer=fixer: fixer(text)), frozenset(chars)))
+    return out
 
 
 @functools.lru_cache(maxsize=1)
@@ -202,7 +261,7 @@ def _ftfy_steps():
     return FIXERS["unescape_html"], fix_encoding
 
 
-@functools.lru_cache(maxsize=16384)  # boilerplate lines (headers, footers, notices) repeat across documents
+@functools.lru_cache(maxsize=65536)  # boilerplate lines (headers, footers, notices) repeat across documents
 def _fix_line(line: str, config, unescape: bool) -> str:
     """One line through ftfy's ``fix_and_explain`` steps (explain off), skipping the steps that
     cannot change it.
@@ -210,11 +269,14 @@ def _fix_line(line: str, config, unescape: bool) -> str:
     Each round runs, in ftfy's order: HTML unescaping (only with an ``&``), encoding repair
     (only when ftfy's own ``is_bad`` says the text looks like mojibake: otherwise ftfy leaves
     it), each plain fixer whose trigger characters are present, then the normalization; rounds
-    repeat until nothing changes, as in ftfy.
+    repeat until nothing changes, as in ftfy. A round's output holding none of the characters
+    any step acts on (``_tables``'s settled pattern) is already normalized, so the next round would return
+    it unchanged: it is the result.
     """
     unescape_html, fix_encoding = _ftfy_steps()
-    settled, triggers = _tables()
-    pattern = settled[unescape]
+    settled = _tables()[0][unescape].search
+    acting = _acting_chars()
+    built = _badness_checks()
     fixers = _fixers(config)
     form = config.normalization
     text = line
@@ -222,18 +284,20 @@ def _fix_line(line: str, config, unescape: bool) -> str:
         before = text
         if unescape and "&" in text:
             text = unescape_html(text)
-        if config.fix_encoding and not text.isascii() and is_bad(text):
+        present = set(acting(text))
+        if config.fix_encoding and not text.isascii() and (
+                _is_bad_given(text, present, built) if built is not None else is_bad(text)):
             text = fix_encoding(text)
-        present = set(pattern.findall(text))
-        for fixer, chars, surrogates in fixers:
-            if (present & chars) or (surrogates and _SURROGATE.search(text) is not None):
-                fixed = fixer(text)
+            present = set(acting(text))
+        for fixer, trigger in fixers:
+            if not trigger.isdisjoint(present):
+                fixed = fixer(text, present)
                 if fixed != text:
                     text = fixed
-                    present = set(pattern.findall(text))
+                    present = set(acting(text))
         if form is not None:
             text = unicodedata.normalize(form, text)
-        if text == before:
+        if text == before or settled(text) is None:
             return text
 
 
