@@ -255,3 +255,77 @@ def sign_ossl(buf, starts, ends, doc_tok, window, sep, a, b, out):
                 y = y - PRIME if y >= PRIME else y
                 low = min(low, y & MASK32)
             out[d, j] = np.uint32(low)
+
+
+@nb.njit(cache=True, nogil=True)
+def utf8_lower(data, doc_off, table):
+    """Lower-case UTF-8 documents ``data[doc_off[d]:doc_off[d + 1]]`` code point by code point
+    (``table[cp]``: the lower-case code point of ``cp``; code points past the table are their own)
+    into a new buffer: ``(out, out_off, flagged)``. A document is flagged (and copied unchanged) when
+    it holds U+0130 or U+03A3, whose lower case Python's ``str.lower`` takes from special casing
+    (two code points; final sigma by context), or bytes that are not well-formed UTF-8: the caller
+    lower-cases those in Python. One pass: a lower-case character is at most 3/2 of its UTF-8 bytes
+    (2 -> 3 bytes, e.g. U+023A), so ``out`` is allocated at that bound."""
+    n = len(doc_off) - 1
+    flagged = np.zeros(n, dtype=np.bool_)
+    out_off = np.empty(n + 1, dtype=np.int64)
+    total = doc_off[n] - doc_off[0]
+    out = np.empty(total + total // 2 + 4, dtype=np.uint8)
+    tlen = len(table)
+    p = 0
+    for d in range(n):
+        out_off[d] = p
+        i, e = doc_off[d], doc_off[d + 1]
+        bad = False
+        while i < e:
+            c = np.int64(data[i])
+            if c < 0x80:
+                out[p] = c + 32 if 65 <= c <= 90 else c
+                p += 1
+                i += 1
+                continue
+            if c < 0xC2 or c > 0xF4:
+                bad = True
+                break
+            k = 2 if c < 0xE0 else (3 if c < 0xF0 else 4)
+            if i + k > e:
+                bad = True
+                break
+            cp = c & (0x1F if k == 2 else (0x0F if k == 3 else 0x07))
+            for q in range(1, k):
+                x = np.int64(data[i + q])
+                if (x & 0xC0) != 0x80:
+                    bad = True
+                cp = (cp << 6) | (x & 0x3F)
+            if (bad or (k == 3 and (cp < 0x800 or 0xD800 <= cp <= 0xDFFF)) or (k == 4 and (cp < 0x10000 or cp > 0x10FFFF))
+                    or cp == 0x130 or cp == 0x3A3):
+                bad = True
+                break
+            i += k
+            lc = np.int64(table[cp]) if cp < tlen else cp
+            if lc < 0x80:
+                out[p] = lc
+                p += 1
+            elif lc < 0x800:
+                out[p] = 0xC0 | (lc >> 6)
+                out[p + 1] = 0x80 | (lc & 0x3F)
+                p += 2
+            elif lc < 0x10000:
+                out[p] = 0xE0 | (lc >> 12)
+                out[p + 1] = 0x80 | ((lc >> 6) & 0x3F)
+                out[p + 2] = 0x80 | (lc & 0x3F)
+                p += 3
+            else:
+                out[p] = 0xF0 | (lc >> 18)
+                out[p + 1] = 0x80 | ((lc >> 12) & 0x3F)
+                out[p + 2] = 0x80 | ((lc >> 6) & 0x3F)
+                out[p + 3] = 0x80 | (lc & 0x3F)
+                p += 4
+        if bad:  # copied unchanged, for the caller
+            flagged[d] = True
+            p = out_off[d]
+            for q in range(doc_off[d], e):
+                out[p] = data[q]
+                p += 1
+    out_off[n] = p
+    return out[:max(p, 1)], out_off, flagged

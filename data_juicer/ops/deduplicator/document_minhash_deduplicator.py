@@ -175,15 +175,15 @@ class DocumentMinhashDeduplicator(Deduplicator):
         return sig
 
     def _arrow_signatures(self, arr) -> np.ndarray:
-        """``_signatures`` of a string array's texts (same values). Without text rewriting
-        (``lowercase``, ``ignore_pattern``, ``simplify`` all off) and on the compiled path for
-        ``space`` / ``character`` tokenization, the kernels read the array's UTF-8 buffer as it is;
-        otherwise the texts go through ``_signatures`` (Python's ``str.lower`` is the cheapest exact
-        lower-casing: Arrow's differs on a few characters, and doing ASCII rows in Arrow costs more
-        than it saves on mixed-script text)."""
+        """``_signatures`` of a string array's texts (same values). Without ``ignore_pattern`` and
+        ``simplify`` and on the compiled path for ``space`` / ``character`` tokenization, the kernels
+        read the array's UTF-8 buffer as it is, or (``lowercase``) a copy lower-cased by
+        ``minhash_numba.lower_buffer``, which gives Python's ``str.lower`` bytes (Arrow's
+        ``utf8_lower`` differs on a few characters) without holding the GIL; otherwise the texts go
+        through ``_signatures``."""
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-        raw = (not self.lowercase and self._ignore is None and not self.simplify
+        raw = (self._ignore is None and not self.simplify
                and self.tokenization in ("space", "character") and minhash_numba.available())
         if not raw or arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
             return self._signatures(arr.to_pylist())
@@ -194,6 +194,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
                if n else np.zeros(1, dtype=np.int64))
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else \
             np.zeros(1, dtype=np.uint8)
+        if self.lowercase:  # Python's str.lower, in the kernel (no GIL, no Python strings)
+            data, off = minhash_numba.lower_buffer(data, off)
         sig = minhash_numba.buffer_signatures(data, off, self.tokenization, self.window_size,
                                               self._perm_a, self._perm_b)
         if self.short_texts == "whole":
@@ -227,6 +229,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
                                                                  pa.py_buffer(sig.astype("<u4", copy=False))])
 
         starts = range(0, n, step)
+        if self.lowercase and minhash_numba.available():  # its table and kernel, once, before the threads
+            minhash_numba.lower_buffer(np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int64))
         spill = n * width * 4 > SPILL_BYTES
         with ThreadPoolExecutor(max_workers=max(1, num_threads)) as pool:
             chunks = pool.map(one, starts) if num_threads > 1 and len(starts) > 1 else map(one, starts)
