@@ -321,6 +321,50 @@ def _run_ray(op: OP, ds: RayDataset):
     return op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray)
 
 
+class _NoSigtermWarning(logging.Filter):
+    """ray.init in a thread says it set no SIGTERM handler: ``start`` set the same one."""
+
+    def filter(self, record):
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+_WARM_TEXTS = ["Warm-up sample one. It has <b>markup</b>, a link http://example.com/a?b=1, an e-mail "
+               "a@b.org and 10.0.0.1;\nsecond line with words words words repeated repeated.",
+               "Second warm-up document \u2014 caf\u00e9 na\u00efve, 123 456, punctuation!!! ... end"]
+
+
+def _warmable(cls) -> bool:
+    """Op classes the worker warm-up builds: row-wise text ops with no model (a model loads in an
+    actor, not in these workers)."""
+    from data_juicer.ops.base import Filter, Mapper
+
+    return (isinstance(cls, type) and issubclass(cls, (Mapper, Filter, Deduplicator))
+            and getattr(cls, "modality", "") == "text" and not getattr(cls, "uses_model", False))
+
+
+def _warm_up_worker(entries: list, text_key: str, work_dir: str) -> int:
+    """Build the ops of ``entries`` and run them (a ``FusedRun``) on two short samples in this worker;
+    any failure is ignored (this only loads what the ops load at their first batch)."""
+    from data_juicer.ops.build import build_entry
+
+    ops = []
+    for e in entries:
+        try:
+            op = build_entry(e, "warm-up")
+            if not needs_actor(op) and (op.is_row_wise or isinstance(op, Deduplicator)):
+                ops.append(op)
+        except Exception:  # noqa: BLE001
+            pass
+    for op in ops:  # one op at a time: one that fails on these samples does not stop the others
+        try:
+            FusedRun([op], mark_errors=True)({text_key: list(_WARM_TEXTS)})
+        except Exception:  # noqa: BLE001
+            pass
+    import pyarrow as pa
+
+    return pa.table({"n": [len(ops)]})  # a table back through Ray's Arrow serializer: its imports too
+
+
 class RayBackend(Backend):
     name = "ray"
     checkpoint_subdir = "ray"
@@ -338,10 +382,49 @@ class RayBackend(Backend):
 
     @property
     def workers(self) -> int:
+        self._ready()
         return self._num_cpus
 
     # -- Ray ------------------------------------------------------------------------------
     def start(self) -> None:
+        """Start (or join) Ray in a thread: the driver builds the recipe's ops meanwhile (the
+        executor's ``build_ops``, seconds of imports and compiled-kernel loads), and the first
+        step that needs Ray (``load``, ``restore``, ``workers``) waits for it (``_ready``)."""
+        import threading
+
+        self._start_error = None
+        self._started = threading.Event()
+        self._release = threading.Event()
+
+        def boot():
+            try:
+                self._start_ray()
+            except BaseException as e:  # noqa: BLE001 - raised again by _ready, in the caller's thread
+                self._start_error = e
+            finally:
+                self._started.set()
+            # Ray's daemons die with the thread that started them (PR_SET_PDEATHSIG is per thread on
+            # Linux): this thread lives until ``stop`` has shut Ray down
+            self._release.wait()
+
+        if threading.current_thread() is threading.main_thread():  # what ray.init does in the main thread
+            import signal
+
+            if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+            logging.getLogger("ray._private.worker").addFilter(_NoSigtermWarning())
+        self._starter = threading.Thread(target=boot, name="dj-ray-start", daemon=True)
+        self._starter.start()
+
+    def _ready(self) -> None:
+        if getattr(self, "_starter", None) is None:
+            return
+        self._started.wait()
+        if self._start_error is not None:
+            err, self._start_error = self._start_error, None
+            raise err
+
+    def _start_ray(self) -> None:
         import ray
 
         if not ray.is_initialized():
@@ -360,7 +443,34 @@ class RayBackend(Backend):
         for name in ("ray.data", "ray"):
             logging.getLogger(name).setLevel(logging.WARNING)
         self._ship_custom_ops()
+        if self._own_ray:  # a Ray this process had started already (tests, notebooks) has its workers warm
+            self._warm_up()
         logger.info(f"Ray: {self._num_cpus} CPUs")
+
+    def _warm_up(self) -> None:
+        """One task per CPU (spread over the nodes) that builds the recipe's row-wise text ops and
+        runs them on two short samples, so each worker imports ``data_juicer``, the ops and their
+        lazy dependencies (numba and its compiled kernels, ftfy...) while the driver builds its ops
+        and reads the input, not at its first batch. The result is dropped; nothing waits for it.
+        ``DJ_RAY_WARM_UP=0`` turns it off."""
+        if os.environ.get("DJ_RAY_WARM_UP", "1") == "0":
+            return
+        entries = [e for e in self.recipe.ops if _warmable(e.cls)]
+        if not entries:
+            return
+        try:
+            import ray
+
+            opts = {"scheduling_strategy": "SPREAD"}
+            env = runtime_env_for()  # the same workers as the passes' tasks (the driver's DJ_* variables)
+            if env:
+                opts["runtime_env"] = env
+            task = remote(_warm_up_worker, **opts)
+            self._warm_refs = [task.remote(entries, self.recipe.text_key, self.job.dir)
+                               for _ in range(self._num_cpus)]
+            del ray
+        except Exception as e:  # noqa: BLE001 - only a head start
+            logger.debug(f"Ray worker warm-up not sent: {e}")
 
     def _ship_custom_ops(self) -> None:
         """Op classes from outside the package (custom_operator_paths) travel by value to the workers."""
@@ -375,11 +485,20 @@ class RayBackend(Backend):
                     pass
 
     def stop(self) -> None:
+        try:
+            self._ready()
+        except BaseException:  # noqa: BLE001 - the start's error was (or is being) raised elsewhere
+            pass
         if self._own_ray:
             import ray
 
             ray.shutdown()
             self._own_ray = False
+        starter = getattr(self, "_starter", None)
+        if starter is not None:
+            self._release.set()
+            starter.join()
+            self._starter = None
 
     # -- load -----------------------------------------------------------------------------
     def _num_blocks(self, rows: int) -> int:
@@ -417,6 +536,8 @@ class RayBackend(Backend):
 
     def load(self) -> RayDataset:
         from data_juicer.core.loader import DataLoadError
+
+        self._ready()
 
         native = self._native_parts()
         if native is None:  # mixes, JSON documents, lenient reads: the default loader, then Ray
@@ -757,6 +878,7 @@ class RayBackend(Backend):
         return ds
 
     def restore(self, folder: str):
+        self._ready()
         return RayDataset.read_parquet_folder(folder)
 
     # -- export ---------------------------------------------------------------------------
