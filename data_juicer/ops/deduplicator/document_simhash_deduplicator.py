@@ -1,6 +1,5 @@
 import hashlib
 from collections import Counter
-from typing import Optional
 
 import numpy as np
 import pyarrow as pa
@@ -12,7 +11,7 @@ from pydantic import PositiveInt
 from data_juicer.ops.base import Deduplicator
 from data_juicer.ops.common import simhash_numba
 from data_juicer.ops.common.shingles import shingles
-from data_juicer.ops.common.simhash_pairs import near_pairs
+from data_juicer.ops.common.simhash_pairs import first_of_each_value, near_pairs
 from data_juicer.ops.common.union_find import first_duplicates, min_component_labels
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import HashKeys
@@ -41,7 +40,7 @@ class DocumentSimhashDeduplicator(Deduplicator):
         tokenization: str = "space",
         window_size: PositiveInt = 6,
         lowercase: bool = True,
-        ignore_pattern: Optional[str] = None,
+        ignore_pattern: str | None = None,
         num_blocks: PositiveInt = 6,
         hamming_distance: PositiveInt = 4,
         **kwargs,
@@ -114,18 +113,40 @@ class DocumentSimhashDeduplicator(Deduplicator):
         n = len(dataset)
         if n <= 1:
             return dataset, {}
-        values = pc.cast(dataset.arrow_column(HashKeys.simhash), pa.uint64()).to_numpy()
-        distinct, which = np.unique(values, return_inverse=True)
+        values = _uint64_column(dataset.arrow_column(HashKeys.simhash))
+        # nodes: the distinct SimHashes in order of first appearance, so that the smallest node of a
+        # cluster (its label) is the one whose first row is the cluster's first row
+        first = first_of_each_value(values)
+        distinct = values[first]
+        by_row = values if show_num > 0 else None
         del values
-        # the pairs simhash-pybind's find_all gives, found in numpy (~40 B a value instead of ~170)
+        # the pairs simhash-pybind's find_all gives, found in numpy (packed keys sorted in place)
         u, v = near_pairs(distinct, self.num_blocks, self.hamming_distance)
-        labels = min_component_labels(len(distinct), u, v)[which]
-        _, first_rows = np.unique(labels, return_index=True)  # the first row of each cluster
-        first_row_of = np.empty(len(distinct), dtype=np.int64)
-        first_row_of[labels[first_rows]] = first_rows
-        roots = first_row_of[labels]
-        keep = np.sort(first_rows)
-        logger.info(f"{self.name}: {len(u)} near pairs of SimHashes, {n - len(keep)} duplicates "
+        n_pairs, n_distinct = len(u), len(distinct)
+        if by_row is None:
+            del distinct
+        labels = min_component_labels(n_distinct, u, v)
+        del u, v
+        heads = labels == np.arange(len(labels))
+        keep = first[heads] if not heads.all() else first
+        logger.info(f"{self.name}: {n_pairs} near pairs of SimHashes, {n - len(keep)} duplicates "
                     f"in {n} samples")
-        dup_pairs = {root: dataset.rows([root, dup]) for root, dup in first_duplicates(roots, show_num)}
+        dup_pairs = {}
+        if show_num > 0:  # each row's cluster root (the tracer's pairs): per-row arrays, only here
+            sorter = np.argsort(distinct)
+            node = sorter[np.searchsorted(distinct, by_row, sorter=sorter)]
+            roots = first[labels[node]].astype(np.int64)
+            dup_pairs = {root: dataset.rows([root, dup]) for root, dup in first_duplicates(roots, show_num)}
+        del labels, heads, first
         return (dataset if len(keep) == n else dataset.select(keep)), dup_pairs
+
+
+def _uint64_column(col: pa.ChunkedArray) -> np.ndarray:
+    """The decimal SimHash strings as uint64, cast a chunk at a time into one array (no concatenated copy)."""
+    out = np.empty(len(col), dtype=np.uint64)
+    at = 0
+    for chunk in col.chunks:
+        if len(chunk):
+            out[at:at + len(chunk)] = pc.cast(chunk, pa.uint64()).to_numpy(zero_copy_only=False)
+            at += len(chunk)
+    return out
