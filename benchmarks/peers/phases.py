@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Where one ``dj-process`` run's time goes, phase by phase, in its own process:
 
-  python benchmarks/peers/phases.py --config RECIPE.yaml [--rss]
+  python benchmarks/peers/phases.py --config RECIPE.yaml      # from the repository (or a worktree's) root
 
 Wraps the run's steps (recipe parse, backend start = ``datasets`` import, op build = numba kernels,
 load, each dedup's ``hash_table`` and ``process``, export) and prints, per phase, wall seconds,
@@ -81,6 +81,7 @@ def report() -> None:
 
 def main() -> int:
     mark("interpreter start")
+    sys.path.insert(0, os.getcwd())  # the data_juicer of the folder it runs in (a git worktree for an A/B)
     from data_juicer.cli import process as cli
 
     mark("import data_juicer.cli.process")

@@ -329,3 +329,60 @@ def utf8_lower(data, doc_off, table):
                 p += 1
     out_off[n] = p
     return out[:max(p, 1)], out_off, flagged
+
+
+@nb.njit(cache=True, nogil=True)
+def sign_space_ossl(buf, doc_off, window, a, b, out):
+    """``space_tokens`` + ``sign_ossl`` in one pass per document (same values): each document's words
+    (between b' ') go to small per-document arrays, not to offsets for the whole batch, and the
+    permutations take the 32-bit shingle hashes with ``a`` split in 32-bit halves, so
+    ``h * a = h * a_lo + (h * a_hi << 32)`` (mod 2**64) is two 32 x 32 -> 64-bit products the
+    compiler vectorises; the minima are kept in 32 bits."""
+    num_perm = len(a)
+    ctx = np.zeros(24, dtype=np.uint32)
+    blk = np.zeros(128, dtype=np.uint8)
+    msg = np.empty(256, dtype=np.uint8)
+    a_lo = np.empty(num_perm, dtype=np.uint64)
+    a_hi = np.empty(num_perm, dtype=np.uint64)
+    for j in range(num_perm):
+        a_lo[j] = a[j] & MASK32
+        a_hi[j] = a[j] >> np.uint64(32)
+    cap = 64
+    ts = np.empty(cap, dtype=np.int64)
+    te = np.empty(cap, dtype=np.int64)
+    hs = np.empty(cap, dtype=np.uint32)
+    for d in range(len(doc_off) - 1):
+        i, e = doc_off[d], doc_off[d + 1]
+        need = (e - i) // 2 + 1  # words of a text of this many bytes, at most
+        if need > cap:
+            cap = 2 * need
+            ts = np.empty(cap, dtype=np.int64)
+            te = np.empty(cap, dtype=np.int64)
+            hs = np.empty(cap, dtype=np.uint32)
+        nt = 0
+        while i < e:
+            while i < e and buf[i] == 32:
+                i += 1
+            if i >= e:
+                break
+            s = i
+            while i < e and buf[i] != 32:
+                i += 1
+            ts[nt] = s
+            te[nt] = i
+            nt += 1
+        m = 0
+        for k in range(nt - window + 1):
+            src, at, size, msg = shingle_bytes(buf, ts, te, k, window, 32, msg)
+            hs[m] = np.uint32(sha1_head_ossl(src, at, size, ctx, blk))
+            m += 1
+        for j in range(num_perm):
+            lo, hi, bj = a_lo[j], a_hi[j], b[j]
+            low = np.uint32(0xFFFFFFFF)  # no shingle: the maximum
+            for q in range(m):
+                h = np.uint64(hs[q])
+                x = h * lo + ((h * hi) << np.uint64(32)) + bj  # = h * a + b, wrapping mod 2**64
+                y = (x & PRIME) + (x >> np.uint64(61))
+                y = y - PRIME if y >= PRIME else y
+                low = min(low, np.uint32(y & MASK32))
+            out[d, j] = low

@@ -168,6 +168,10 @@ def _openssl_usable(k) -> bool:
         return False
 
 
+# ``space`` tokenization through ``sign_space_ossl`` (one pass; ``DJ_MINHASH_FUSED=0``: the two kernels)
+_FUSED_SPACE = os.environ.get("DJ_MINHASH_FUSED", "1") != "0"
+
+
 def warm_up(a: np.ndarray, b: np.ndarray) -> None:
     """Compile (or load from numba's cache) the kernels for these permutation arrays."""
     text_signatures(["a b"], "space", 1, a, b)
@@ -185,12 +189,8 @@ def _concat(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
 def text_signatures(texts: list[str], tokenization: str, window: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(documents x permutations) uint32 signatures of prepared texts for ``space`` or
     ``character`` tokenization."""
-    space_tokens, char_tokens, sign = _kernels()
     buf, doc_off = _concat([t.encode("utf-8") for t in texts])
-    starts, ends, doc_tok = (space_tokens if tokenization == "space" else char_tokens)(buf, doc_off)
-    out = np.empty((len(texts), len(a)), dtype=np.uint32)
-    sign(buf, starts, ends, doc_tok, window, 32 if tokenization == "space" else -1, a, b, out)
-    return out
+    return buffer_signatures(buf, doc_off, tokenization, window, a, b)
 
 
 def buffer_signatures(data: np.ndarray, doc_off: np.ndarray, tokenization: str, window: int, a: np.ndarray,
@@ -199,8 +199,13 @@ def buffer_signatures(data: np.ndarray, doc_off: np.ndarray, tokenization: str, 
     ``data[doc_off[d]:doc_off[d + 1]]`` (int64 offsets, e.g. an Arrow string array's own buffers). The
     kernels release the GIL, so threads may call this at once."""
     space_tokens, char_tokens, sign = _kernels()
-    starts, ends, doc_tok = (space_tokens if tokenization == "space" else char_tokens)(data, doc_off)
     out = np.empty((len(doc_off) - 1, len(a)), dtype=np.uint32)
+    from data_juicer.ops.common import minhash_kernels as k
+
+    if tokenization == "space" and _FUSED_SPACE and sign is k.sign_ossl:
+        k.sign_space_ossl(data, doc_off, window, a, b, out)  # tokens and signatures in one pass
+        return out
+    starts, ends, doc_tok = (space_tokens if tokenization == "space" else char_tokens)(data, doc_off)
     sign(data, starts, ends, doc_tok, window, 32 if tokenization == "space" else -1, a, b, out)
     return out
 

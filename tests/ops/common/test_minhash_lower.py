@@ -66,3 +66,31 @@ def test_op_signatures_through_kernel_lower_equal_compute_hash():
     sig = np.frombuffer(b"".join(want), dtype="<u4").reshape(len(texts), -1)
     assert (sig[0] == sig[5]).all() and not (sig[0] == sig[1]).all()  # the same text once lower-cased
     assert (sig[4] == 0xFFFFFFFF).all() and not (sig[3] == 0xFFFFFFFF).all()  # empty; short ("whole")
+
+
+def test_fused_space_kernel_equals_two_kernels():
+    from data_juicer.ops.common import minhash_kernels as k
+    from data_juicer.ops.common.minhash import permutations
+
+    minhash_numba._kernels()
+    if minhash_numba._kernels()[2] is not k.sign_ossl:
+        pytest.skip("OpenSSL SHA-1 not loadable here: the fused kernel is not used")
+    rng = random.Random(3)
+    words = ["a", "bb", "ccc", "dddd", "ü", "中文", "x" * 70]
+    texts = ["", "one", "a b", "  a  b   c  ", "a b c d e f"] + [
+        "".join(rng.choice(words) + " " * rng.randint(1, 3) for _ in range(rng.randint(0, 300))) for _ in range(60)]
+    buf, off = minhash_numba._concat([t.encode() for t in texts])
+    a, b = permutations(24)
+    for window in (1, 3, 5):
+        fused = np.empty((len(texts), 24), dtype=np.uint32)
+        k.sign_space_ossl(buf, off, window, a, b, fused)
+        starts, ends, doc_tok = k.space_tokens(buf, off)
+        two = np.empty_like(fused)
+        k.sign_ossl(buf, starts, ends, doc_tok, window, 32, a, b, two)
+        assert (fused == two).all()
+    # identity permutation (a = 1, b = 0): each value is the smallest shingle's SHA-1 head
+    one, zero = np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64)
+    out = np.empty((2, 1), dtype=np.uint32)
+    buf, off = minhash_numba._concat([b"a  b c", b"a b c d"])
+    k.sign_space_ossl(buf, off, 3, one, zero, out)
+    assert out[:, 0].tolist() == [2620604267, min(2620604267, 1901187351)]
