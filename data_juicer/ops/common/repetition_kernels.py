@@ -87,3 +87,75 @@ def word_rep_ratios(hashes, offsets, n, out):  # pragma: no cover - compiled
         cnt, _ = _ngram_counts(hashes, s, total, n)
         singles = np.count_nonzero(cnt == 1)
         out[d] = (total - singles) / total
+
+
+@nb.njit(cache=True)
+def _word_hash(codes, b, e):  # pragma: no cover - compiled
+    """64-bit hash of the code points ``codes[b:e]`` (FNV-1a over code points, then the splitmix64
+    finalizer): equal words hash equal; different words collide with probability about 2**-64."""
+    h = np.uint64(0xCBF29CE484222325)
+    for i in range(b, e):
+        h ^= np.uint64(codes[i])
+        h *= np.uint64(0x100000001B3)
+    h ^= np.uint64(e - b)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
+
+
+@nb.njit(cache=True)
+def count_words(codes, offsets, special, out):  # pragma: no cover - compiled
+    """For each document ``d`` (code points ``codes[offsets[d]:offsets[d+1]]``) the number of its
+    words split on space, newline and tab that hold a character outside ``special`` (a uint8 table
+    over code points): ``len(refine_words(split_words(text)))``."""
+    for d in range(len(offsets) - 1):
+        k = 0
+        plain = False
+        for i in range(offsets[d], offsets[d + 1]):
+            c = codes[i]
+            if c == 32 or c == 10 or c == 9:
+                if plain:
+                    k += 1
+                    plain = False
+            elif special[c] == 0:
+                plain = True
+        if plain:
+            k += 1
+        out[d] = k
+
+
+@nb.njit(cache=True)
+def text_word_rep_ratios(codes, offsets, special, n, out):  # pragma: no cover - compiled
+    """For each document ``d`` (code points of its lower-cased text) the word ``n``-gram repetition
+    ratio of ``refine_words(split_words(text))``: words split on space, newline and tab, stripped
+    of ``special`` characters at both ends, emptied words dropped, each word hashed by its code
+    points (``_word_hash``), n-grams hashed and counted as ``word_rep_ratios`` does."""
+    longest = 0
+    for d in range(len(offsets) - 1):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    hashes = np.empty(longest // 2 + 1, np.uint64)  # a word takes a character and a separator
+    for d in range(len(offsets) - 1):
+        m = 0
+        b = -1  # first non-special character of the current word, -1 before it
+        last = -1  # last non-special character of the current word
+        for i in range(offsets[d], offsets[d + 1] + 1):
+            c = 32 if i == offsets[d + 1] else codes[i]
+            if c == 32 or c == 10 or c == 9:
+                if b >= 0:
+                    hashes[m] = _word_hash(codes, b, last + 1)
+                    m += 1
+                    b = -1
+            elif special[c] == 0:
+                if b < 0:
+                    b = i
+                last = i
+        total = m - n + 1
+        if total <= 0:
+            out[d] = 0.0
+            continue
+        cnt, _ = _ngram_counts(hashes, 0, total, n)
+        singles = np.count_nonzero(cnt == 1)
+        out[d] = (total - singles) / total

@@ -44,3 +44,42 @@ def word_rep_ratios(word_lists: list[list[str]], n: int) -> np.ndarray:
     out = np.empty(len(word_lists), dtype=np.float64)
     k.word_rep_ratios(hashes, offsets, n, out)
     return out
+
+
+def _codes(texts: list[str]):
+    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    return codes, offsets
+
+
+def text_available() -> bool:
+    """numba is usable and the kernels reading words straight from the text compile (or load)."""
+    return minhash_numba.kernel_usable(
+        "text word kernels", lambda: (count_words(["a b"]), text_word_rep_ratios(["a b a b"], 2)), "Python")
+
+
+def count_words(texts: list[str]) -> list[int]:
+    """``len(refine_words(split_words(t)))`` of each text (words holding a non-special character), in one compiled call."""
+    from data_juicer.ops.common import repetition_kernels as k
+    from data_juicer.ops.common.strip_characters import special_table
+
+    codes, offsets = _codes(texts)
+    out = np.empty(len(texts), dtype=np.int64)
+    k.count_words(codes, offsets, special_table(), out)
+    return out.tolist()
+
+
+def text_word_rep_ratios(texts: list[str], n: int) -> list[float]:
+    """Word ``n``-gram repetition ratio of ``refine_words(split_words(t))`` of each text (lower-case
+    the texts first for the lower-cased words), in one compiled call without building the words.
+    The words are compared by a 64-bit hash of their code points, their n-grams as in
+    ``word_rep_ratios``: the counts, and so the ratios, are the exact ones unless two different
+    words or n-grams share a 64-bit hash."""
+    from data_juicer.ops.common import repetition_kernels as k
+    from data_juicer.ops.common.strip_characters import special_table
+
+    codes, offsets = _codes(texts)
+    out = np.empty(len(texts), dtype=np.float64)
+    k.text_word_rep_ratios(codes, offsets, special_table(), n, out)
+    return out.tolist()

@@ -72,6 +72,13 @@ LOWER_UNSAFE_CHARS = "\u00d8\u03a0\u03a3\u0413\u24c2\ua7ae"
 _LOWER_UNSAFE = re.compile(f"[{LOWER_UNSAFE_CHARS}]")
 
 
+def lower_commutes(text: str) -> bool:
+    """Whether stripping special characters and splitting commute with lower-casing for ``text``
+    (it holds no character of ``LOWER_UNSAFE_CHARS``): then the lower-cased words are the words of
+    ``text.lower()``."""
+    return _LOWER_UNSAFE.search(text) is None
+
+
 def lower_stripped(text: str, stripped: list[str]) -> list[str] | None:
     """``refine_words(split_words(text), lower_case=True)`` from ``stripped`` (the same words not
     lower-cased), or None when ``text`` holds a character for which stripping and lower-casing do

@@ -5,8 +5,10 @@ import numpy as np
 from pydantic import PositiveInt
 
 from data_juicer.ops.base import Filter
+from data_juicer.ops.common import repetition_numba
 from data_juicer.ops.common.text_words import (
     batch_words,
+    lower_commutes,
     lower_refined_words,
     lower_stripped,
     refine_words,
@@ -85,8 +87,10 @@ class WordRepetitionFilter(Filter):
     Words are split on space, newline and tab, or are the pieces of the sentencepiece model
     ``<lang>.sp.model`` when ``tokenization=True`` (needs ``sentencepiece`` and the model file:
     see ``data_juicer.models.loader``); they are lower-cased and stripped of special characters
-    at both ends, and emptied words dropped. When fused, the word lists are shared through
-    ``__dj__context__``.
+    at both ends, and emptied words dropped. Without tokenization the ratios come from one
+    compiled pass over the lower-cased texts' code points (numba; words compared by a 64-bit hash
+    of their code points, so the counts are exact barring a hash collision); otherwise, and
+    without numba, the word lists are shared through ``__dj__context__`` when fused.
     """
 
     uses = (InterVars.words,)
@@ -121,10 +125,24 @@ class WordRepetitionFilter(Filter):
         todo = [i for i, s in enumerate(stats) if key not in s]
         if not todo:
             return samples
-        contexts = samples[Fields.context] if context else None
-        refined_key = refined_words_context_key(self.model_key, self.text_key)
         texts = samples[self.text_key]
         plain = self.model_key is None
+        contexts = samples[Fields.context] if context else None
+        refined_key = refined_words_context_key(self.model_key, self.text_key)
+        if plain and repetition_numba.text_available():
+            # one compiled pass over the lower-cased texts (no word lists), except where the pass already
+            # holds this text's words
+            shared = (refined_key, words_context_key(None, self.text_key),
+                      stripped_words_context_key(None, self.text_key))
+            fast = [i for i in todo if (contexts is None or not any(k in contexts[i] for k in shared))
+                    and lower_commutes(texts[i])]
+            if fast:
+                for i, ratio in zip(fast, repetition_numba.text_word_rep_ratios([texts[i].lower() for i in fast],
+                                                                                self.rep_len)):
+                    stats[i][key] = ratio
+                if len(fast) == len(todo):
+                    return samples
+                todo = [i for i in todo if key not in stats[i]]
         if contexts is not None and plain:  # lower-case the stripped words another filter left
             stripped_key = stripped_words_context_key(self.model_key, self.text_key)
             for i in todo:

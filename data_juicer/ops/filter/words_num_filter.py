@@ -3,6 +3,7 @@ import sys
 import numpy as np
 
 from data_juicer.ops.base import Filter
+from data_juicer.ops.common import repetition_numba
 from data_juicer.ops.common.text_words import (
     batch_words,
     refine_words,
@@ -44,8 +45,10 @@ class WordsNumFilter(Filter):
     Words are split on space, newline and tab, or are the pieces of the sentencepiece model
     ``<lang>.sp.model`` when ``tokenization=True`` (needs ``sentencepiece`` and the model file:
     see ``data_juicer.models.loader``). Special characters (punctuation, digits, emoji...) are
-    stripped from both ends of each word and words left empty are not counted. When fused, the
-    word split is shared through ``__dj__context__``.
+    stripped from both ends of each word and words left empty are not counted. Without
+    tokenization the words are counted in one compiled pass over the batch's code points (numba;
+    no word list is built); otherwise, and without numba, the word split is shared through
+    ``__dj__context__`` when fused.
     """
 
     uses = (InterVars.words,)
@@ -77,6 +80,15 @@ class WordsNumFilter(Filter):
         if not todo:
             return samples
         contexts = samples[Fields.context] if context else None
+        if self.model_key is None and repetition_numba.text_available():
+            # count in one compiled pass (no word list), except where the pass already split the text
+            words_key = words_context_key(None, self.text_key)
+            fresh = [i for i in todo if contexts is None or words_key not in contexts[i]]
+            for i, n in zip(fresh, repetition_numba.count_words([samples[self.text_key][i] for i in fresh])):
+                stats[i][key] = n
+            if len(fresh) == len(todo):
+                return samples
+            todo = [i for i in todo if key not in stats[i]]
         if contexts is None and self.model_key is None:  # nothing to share: count without the words
             for i, n in zip(todo, count_words_batch([samples[self.text_key][i] for i in todo])):
                 stats[i][key] = n

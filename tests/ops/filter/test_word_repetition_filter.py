@@ -4,6 +4,7 @@ from text_filter_data import SENTENCEPIECE_MD5, TEXTS, train_sentencepiece
 from data_juicer.core.runner import run_ops_on_rows
 from data_juicer.models.loader import MODELS_DIR_ENV, clear_models
 from data_juicer.ops import OPERATORS
+from data_juicer.ops.common import repetition_numba
 from data_juicer.utils.constant import Fields, InterVars
 from data_juicer.utils.lazy import is_available
 
@@ -51,8 +52,11 @@ def test_matches_data_juicer(kw, expected, keep, context):
     stats, kept, samples = stats_and_keep(make(**kw), context=context)
     assert stats == expected and all(type(v) is float for v in stats)
     assert kept == [bool(k) for k in keep]
-    if context:
-        assert all(set(c) == {WORDS_KEY, REFINED_KEY} for c in samples[Fields.context])
+    if context:  # the compiled pass builds no word lists (none left in the context), except for a text
+        # whose lower-casing does not commute with the strip (ΣΑΣ): that one is split in Python
+        fast = repetition_numba.text_available()
+        assert [set(c) for c in samples[Fields.context]] == [
+            set() if fast and "Σ" not in t else {WORDS_KEY, REFINED_KEY} for t in TEXTS]
     out = run_ops_on_rows([make(**kw)], [{"text": t} for t in TEXTS])
     assert [r["text"] for r in out] == [t for t, k in zip(TEXTS, keep) if k]
 
@@ -61,8 +65,10 @@ def test_ngrams_are_lower_cased_and_stripped():
     # "The" / "the," / "THE!" are one word; 2-grams: (the cat) x2, (cat the) x2, (the dog) x1 -> 4/5
     stats, _, samples = stats_and_keep(make(rep_len=2), ["The cat the, CAT THE! dog", "a", "😀 😀"], context=True)
     assert stats == [0.8, 0.0, 0.0]
-    assert samples[Fields.context][0][REFINED_KEY] == ["the", "cat", "the", "cat", "the", "dog"]
-    assert samples[Fields.context][2][REFINED_KEY] == []
+    if not repetition_numba.text_available():
+        assert samples[Fields.context][0][REFINED_KEY] == ["the", "cat", "the", "cat", "the", "dog"]
+        assert samples[Fields.context][2][REFINED_KEY] == []
+    assert stats_and_keep(make(rep_len=2), ["The cat the, CAT THE! dog", "a", "😀 😀"])[0] == [0.8, 0.0, 0.0]
 
 
 def test_context_words_are_reused():
