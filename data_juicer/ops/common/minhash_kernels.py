@@ -373,8 +373,28 @@ def sign_space_ossl(buf, doc_off, window, a, b, out):
             nt += 1
         m = 0
         for k in range(nt - window + 1):
-            src, at, size, msg = shingle_bytes(buf, ts, te, k, window, 32, msg)
-            hs[m] = np.uint32(sha1_head_ossl(src, at, size, ctx, blk))
+            # as shingle_bytes, without returning arrays (each array passed back costs reference counting)
+            contiguous = True
+            for t in range(k + 1, k + window):
+                if ts[t] != te[t - 1] + 1:
+                    contiguous = False
+            if contiguous:  # the words as they lie in the text, one space apart
+                hs[m] = np.uint32(sha1_head_ossl(buf, ts[k], te[k + window - 1] - ts[k], ctx, blk))
+            else:  # copied out, one space apart
+                size = window - 1
+                for t in range(k, k + window):
+                    size += te[t] - ts[t]
+                if size > len(msg):
+                    msg = np.empty(2 * size, dtype=np.uint8)
+                p = 0
+                for t in range(k, k + window):
+                    if t > k:
+                        msg[p] = 32
+                        p += 1
+                    for q in range(ts[t], te[t]):
+                        msg[p] = buf[q]
+                        p += 1
+                hs[m] = np.uint32(sha1_head_ossl(msg, 0, size, ctx, blk))
             m += 1
         for j in range(num_perm):
             lo, hi, bj = a_lo[j], a_hi[j], b[j]
