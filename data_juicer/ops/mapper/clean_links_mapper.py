@@ -15,9 +15,11 @@ DEFAULT_LINK_PATTERN = (
     r")"
 )
 
-# every link holds a ':' (scheme), a '/' (domain.tld/) or 'www', and no whitespace; the gate matches at
-# the ':' or '/' or the third 'w' (a pattern opening with one character class is scanned for fast)
-_LINK_GATE = r"[:/wW](?:(?<=[:/])|(?<=[wW]{3}))"
+# every link holds no whitespace and one of: a ':' after a word character or '-' and before a
+# non-space (scheme:), a '.' before 2-4 non-spaces and a '/' (domain.tld/), or 'www'; the gate matches
+# at that ':' or '.' or the third 'w' (a pattern opening with one character class is scanned for fast).
+# Sentence periods, "Note: x" and lone '/' no longer send their word through the full pattern.
+_LINK_GATE = r"[:.wW](?:(?<=[\w-]:)(?=\S)|(?<=\.)(?=\S{2,4}/)|(?<=[wW]{3}))"
 
 
 @OPERATORS.register_module("clean_links_mapper")
