@@ -9,17 +9,22 @@ containers and image files). CPU seconds are the user + system time of the whole
 which on a loaded machine says more than the wall time: the larger of ``RUSAGE_CHILDREN`` around
 the run (counts only the processes that were waited for) and the sum, over every process seen in
 the tree, of its own user + system time last read from ``/proc`` (polled every 0.1 s by
-``TreeCpu``, which also gives ``cpu_per_process_s``: the CPU seconds of each process that did
+``measured_run``, which also gives ``cpu_per_process_s``: the CPU seconds of each process that did
 work, so a run that never forked its np workers shows one entry). The second is needed for Data-Juicer: its worker processes are not waited for
 when the run ends, so ``RUSAGE_CHILDREN`` alone missed most of its CPU time (53 CPU s reported
 for a run whose optical flow alone costs 60).
+
+The sampling itself runs on the machine's cores beside the measured run, so it is kept cheap:
+``measured_run`` reads the tree from the kernel's per-task ``children`` lists and each process's
+``/proc`` files, not ``psutil``'s whole-machine scans (``benchlib.run_measured`` + the former
+``TreeCpu`` poller took ~0.13 CPU s per wall second, ~2 CPU s of a 15 s run on 2 cores; see
+``harness_cpu_s`` in the result).
 """
 from __future__ import annotations
 
 import os
 import resource
 import sys
-import threading
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,71 +47,131 @@ def children_cpu_s() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-class TreeCpu:
-    """Polls the CPU time of every descendant of this process while a run goes on (a thread).
+_TICK = os.sysconf("SC_CLK_TCK")
 
-    ``total()`` is the sum over each process seen (keyed by pid and start time) of its own user
-    + system seconds at the last poll, so a process is undercounted by at most one interval."""
 
-    def __init__(self, interval: float = 0.1):
-        import psutil
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
 
-        self._psutil, self.interval = psutil, interval
-        self.seen: dict = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def _poll(self):
-        ps = self._psutil
+def tree_pids(root: int) -> list[int]:
+    """``root`` and its descendants, from the kernel's ``/proc/<pid>/task/<tid>/children`` lists (a few
+    small reads; ``psutil.Process.children(recursive=True)`` scans every process of the machine:
+    ~5 ms a call with ~100 processes, which at 30 calls a second took ~0.13 CPU s per second from
+    the 2 cores the measured run had)."""
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
         try:
-            procs = ps.Process().children(recursive=True)
-        except ps.Error:
-            return
-        for p in procs:
-            try:
-                with p.oneshot():
-                    t = p.cpu_times()
-                    self.seen[(p.pid, p.create_time())] = t.user + t.system
-            except ps.Error:
-                continue
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            todo += [int(c) for c in _read(f"/proc/{pid}/task/{tid}/children").split()]
+    return out
 
-    def _loop(self):
-        while not self._stop.wait(self.interval):
-            self._poll()
 
-    def __enter__(self):
-        self._thread.start()
-        return self
+def _cpu_s(pid: int):
+    """(start time, user + system seconds) of ``pid`` from ``/proc/<pid>/stat``, or None."""
+    stat = _read(f"/proc/{pid}/stat")
+    if not stat:
+        return None
+    f = stat[stat.rindex(")") + 2:].split()  # fields from the 3rd (state) on
+    return int(f[19]), (int(f[11]) + int(f[12])) / _TICK
 
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
 
-    def total(self) -> float:
-        return sum(self.seen.values())
+def _kb_field(text: str, key: str) -> int:
+    i = text.find(key)
+    return int(text[i + len(key):].split()[0]) * 1024 if i >= 0 else 0
 
-    def busy(self, min_s: float = 0.5) -> list[float]:
-        """The CPU seconds of each process of the tree that used at least ``min_s``, largest first: how
-        many processes did the work (one entry at ``np: 2`` means the run did not fork)."""
-        return sorted((round(v, 1) for v in self.seen.values() if v >= min_s), reverse=True)
+
+def measured_run(argv: list[str], log_path, env=None, cwd=None, timeout: float | None = None,
+                 interval: float = 0.1, pss_every: int = 2) -> dict:
+    """Run ``argv`` as ``benchlib.run_measured`` does (same keys: rc, wall_s, peak_rss_tree_mb,
+    peak_rss_proc_mb, peak_pss_tree_mb, peak_anon_tree_mb, max_procs, timed_out, log) and also the
+    CPU seconds of every process of its tree (``cpu_polled_s``, ``cpu_per_process_s``), from one
+    poll loop that reads ``/proc`` directly: the process tree every ``interval`` s, RSS and CPU
+    from ``/proc/<pid>/stat``, PSS from ``/proc/<pid>/smaps_rollup`` and anonymous RSS (``RssAnon``
+    of ``/proc/<pid>/status``) every ``pss_every``-th poll. ``children_seen_s``: [first, last] second (from the
+    start) at which the run had child processes (its workers), None if it never had one. The harness's own CPU (``harness_cpu_s``) is reported too: it runs on
+    the same cores as the measured run."""
+    import subprocess
+    import time
+
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    page = os.sysconf("SC_PAGE_SIZE")
+    peak_tree = peak_one = peak_pss = peak_anon = nproc_peak = 0
+    seen: dict = {}
+    self0 = resource.getrusage(resource.RUSAGE_SELF)
+    timed_out, k = False, 0
+    first_kids = last_kids = None
+    with open(log_path, "w", encoding="utf-8") as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        while proc.poll() is None:
+            pids = tree_pids(proc.pid)
+            nproc_peak = max(nproc_peak, len(pids))
+            if len(pids) > 1:  # the run itself is the root; anything below it is a worker (or helper) process
+                now = time.perf_counter() - t0
+                first_kids = now if first_kids is None else first_kids
+                last_kids = now
+            total = pss = anon = 0
+            for pid in pids:
+                cpu = _cpu_s(pid)
+                if cpu is not None:
+                    seen[(pid, cpu[0])] = cpu[1]
+                statm = _read(f"/proc/{pid}/statm").split()
+                rss = int(statm[1]) * page if len(statm) > 1 else 0
+                total += rss
+                peak_one = max(peak_one, rss)
+                if k % pss_every == 0:
+                    roll = _read(f"/proc/{pid}/smaps_rollup")
+                    pss += _kb_field(roll, "\nPss:")
+                    anon += _kb_field(_read(f"/proc/{pid}/status"), "RssAnon:")
+            peak_tree = max(peak_tree, total)
+            if k % pss_every == 0:
+                peak_pss, peak_anon = max(peak_pss, pss), max(peak_anon, anon)
+            k += 1
+            if timeout and time.perf_counter() - t0 > timeout:
+                timed_out = True
+                for pid in reversed(pids):
+                    try:
+                        os.kill(pid, 9)
+                    except OSError:
+                        pass
+                break
+            time.sleep(interval)
+        rc = proc.wait()
+        wall = time.perf_counter() - t0
+    self1 = resource.getrusage(resource.RUSAGE_SELF)
+    return {"rc": rc, "wall_s": wall, "peak_rss_tree_mb": peak_tree / 2**20, "peak_rss_proc_mb": peak_one / 2**20,
+            "peak_pss_tree_mb": peak_pss / 2**20, "peak_anon_tree_mb": peak_anon / 2**20,
+            "max_procs": nproc_peak, "timed_out": timed_out, "log": str(log_path),
+            "cpu_polled_s": sum(seen.values()),
+            "cpu_per_process_s": sorted((round(v, 1) for v in seen.values() if v >= 0.5), reverse=True),
+            "children_seen_s": None if first_kids is None else [round(first_kids, 2), round(last_kids, 2)],
+            "harness_cpu_s": round(self1.ru_utime + self1.ru_stime - self0.ru_utime - self0.ru_stime, 2)}
 
 
 def run_one(label: str, python: str, module: str, cfg: dict, work: Path, env: dict,
             timeout: float | None = None) -> dict:
     """Run recipe ``cfg`` (written to ``work/recipe_<label>.yaml``) with ``python -c WRAP``.
 
-    Returns benchlib.run_measured's dict plus ``label``, ``rows_out`` (lines of the export),
+    Returns ``measured_run``'s dict plus ``label``, ``rows_out`` (lines of the export),
     ``fds_left`` (None when the run did not get to print it), ``cpu_s`` and its two readings
     ``cpu_rusage_s`` / ``cpu_polled_s`` (see the module docstring)."""
     path = work / f"recipe_{label}.yaml"
     benchlib.dump_yaml(cfg, path)
     argv = [python, "-c", WRAP.replace("{mod}", module), "--", "--config", str(path)]
     cpu0 = children_cpu_s()
-    with TreeCpu() as tree:
-        res = benchlib.run_measured(argv, work / f"log_{label}.txt", env=env, cwd=work, timeout=timeout)
+    res = measured_run(argv, work / f"log_{label}.txt", env=env, cwd=work, timeout=timeout)
     res["cpu_rusage_s"] = children_cpu_s() - cpu0
-    res["cpu_polled_s"] = tree.total()
-    res["cpu_per_process_s"] = tree.busy()
     res["cpu_s"] = max(res["cpu_rusage_s"], res["cpu_polled_s"])
     n = benchlib.count_lines(cfg["export_path"]) if os.path.exists(cfg["export_path"]) else 0
     fds = None

@@ -163,6 +163,8 @@ def main() -> int:
     print(f"{args.n} images in {samples} samples, np={args.np}, op_fusion={args.op_fusion}")
     for r in results:
         print(f"[{r['label']}] CPU s per busy process: {r.get('cpu_per_process_s')}")
+        print(f"[{r['label']}] child processes seen from/to second: {r.get('children_seen_s')} of "
+              f"{r['wall_s']:.1f}; the harness's own CPU s: {r.get('harness_cpu_s')}")
     print(benchlib.fmt_table(["system", "rc", "wall s", "images/s", "CPU s", "samples out", "peak PSS MB",
                                   "fds left"], rows))
     if args.with_dj and all(r["rc"] == 0 for r in results):

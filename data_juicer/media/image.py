@@ -23,7 +23,7 @@ from data_juicer.utils.constant import Fields
 from data_juicer.utils.lazy import require
 
 __all__ = ["load_image", "load_row_images", "row_context", "pil_to_bgr", "bgr_to_pil", "bytes_at", "to_gray",
-           "row_gray"]
+           "row_gray", "opencv"]
 
 
 def load_image(path_or_bytes, who: str = ""):
@@ -123,14 +123,38 @@ def bgr_to_pil(arr):
     return Image.fromarray(np.ascontiguousarray(arr[:, :, ::-1]))
 
 
+_OPENCV_PID = None  # the process whose OpenCV thread count ``opencv`` has settled
+
+
+def opencv():
+    """``cv2``, with OpenCV's own thread pool set to one thread in a worker of a process pool.
+
+    The ``np`` workers of a pass already fill the cores; each worker's default OpenCV pool (one
+    thread per core, busy-waiting between the strips of ``detectMultiScale``, ``Canny``...) only
+    oversubscribes them: 4 threads on 2 cores at ``np: 2``. Outside a pool (``np: 1``, the driver)
+    OpenCV keeps its default. The results do not depend on it (the same pixels, the same faces)."""
+    global _OPENCV_PID
+    import cv2
+
+    pid = os.getpid()
+    if _OPENCV_PID != pid:
+        _OPENCV_PID = pid
+        import multiprocessing
+
+        if multiprocessing.parent_process() is not None:
+            cv2.setNumThreads(1)
+    return cv2
+
+
 def to_gray(img):
     """The ``uint8`` HxW grey image OpenCV makes of a PIL image (made RGB first).
 
     ``cv2.cvtColor(rgb, COLOR_RGB2GRAY)`` on the RGB array: the very pixels of
     ``cvtColor(pil_to_bgr(img), COLOR_BGR2GRAY)``, Data-Juicer's way (the same weights on the same
     channels, checked pixel for pixel in the tests), without the flipped copy."""
-    import cv2
     import numpy as np
+
+    cv2 = opencv()
 
     if img.mode != "RGB":
         img = img.convert("RGB")

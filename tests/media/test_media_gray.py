@@ -130,3 +130,37 @@ def test_benchmark_recipe_decodes_once_and_detects_only_survivors(media_files, m
     assert sorted(decoded) == sorted([m["one_px"], m["png"], m["wide"]])
     assert detected == [(64, 48)]
     assert out[0][Fields.stats]["face_counts"] == [0, 0]
+
+
+def test_opencv_one_thread_in_a_pool_worker_only():
+    """media.image.opencv: a forked pool worker runs OpenCV on one thread (the np workers fill the
+    cores); the process that forks it keeps OpenCV's default. Checked in a fresh interpreter (a fork
+    of the test process would inherit whatever threads earlier tests left running)."""
+    import subprocess
+    import sys
+
+    code = """
+import multiprocessing as mp
+import cv2
+from PIL import Image
+import data_juicer.media.image as mimage
+
+def child(conn):
+    mimage.to_gray(Image.new("RGB", (2, 2)))
+    conn.send(cv2.getNumThreads())
+
+if __name__ == "__main__":
+    cv2.setNumThreads(2)
+    assert mimage.opencv() is cv2
+    ctx = mp.get_context("fork")
+    r, w = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=child, args=(w,))
+    p.start()
+    print(cv2.getNumThreads(), r.recv(), end=" ")
+    p.join()
+    mimage.to_gray(Image.new("RGB", (2, 2)))
+    print(cv2.getNumThreads())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "1", "2"]  # driver before, worker, driver after

@@ -69,9 +69,10 @@ def detect_faces(image, cascade, gray=None, **kwargs) -> list[list[int]]:
 
     ``gray`` is the image's ``media.image.to_gray`` when the caller has it (``row_gray``: shared
     by the ops of a pass), else it is computed here."""
-    if gray is None:
-        from data_juicer.media.image import to_gray
+    from data_juicer.media.image import opencv, to_gray
 
+    opencv()  # one OpenCV thread in a pool worker
+    if gray is None:
         gray = to_gray(image)
     dets = cascade.detectMultiScale(gray, **{**DETECT_KWARGS, **kwargs})
     out = []
