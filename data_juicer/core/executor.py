@@ -368,7 +368,10 @@ class Executor:
                             export_shard_size=r.export_shard_size,
                             keep_stats_in_res_ds=r.keep_stats_in_res_ds,
                             keep_hashes_in_res_ds=r.keep_hashes_in_res_ds,
-                            num_proc=self.backend.workers if r.export_in_parallel else 1)
+                            num_proc=self.backend.workers if r.export_in_parallel else 1,
+                            # the default backend's np processes write a JSONL result together (same
+                            # bytes; not on Ray, whose driver is not forked)
+                            write_procs=self.backend.workers if self.backend.name == "default" else 1)
         report = self.backend.export(ds, exporter)
         logger.info(f"exported {report.rows} samples in {time.time() - t:.2f}s")
         return report

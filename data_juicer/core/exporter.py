@@ -90,6 +90,121 @@ def _jsonl_tmp(table: pa.Table, path: str, batch_rows: int = 256, indices=None) 
     return tmp
 
 
+# rows per process under which an export is not forked (a fork costs ~10-30 ms)
+FORK_MIN_ROWS = 2048
+ENV_FORK = "DJ_EXPORT_FORK"
+
+
+def _fork_ok() -> bool:
+    return hasattr(os, "fork") and os.environ.get(ENV_FORK, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _num_rows(table: pa.Table, indices) -> int:
+    return table.num_rows if indices is None else len(indices)
+
+
+def _write_range(f, table: pa.Table, indices, lo: int, hi: int, batch_rows: int) -> None:
+    """Rows [lo, hi) of the export (of ``indices`` when given) as JSON lines into the open file ``f``."""
+    dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
+    batches = (_row_batches(table.slice(lo, hi - lo), None, batch_rows) if indices is None
+               else _row_batches(table, indices[lo:hi], batch_rows))
+    for batch in batches:
+        rows = batch.to_pylist()
+        if rows:
+            f.write("\n".join(map(dumps, rows)))
+            f.write("\n")
+
+
+def _append_file(dst, src_path: str) -> None:
+    with open(src_path, "rb") as src:
+        shutil.copyfileobj(src, dst, 4 << 20)
+
+
+def jsonl_tmps(jobs: list, procs: int = 1, batch_rows: int = 256) -> list[str]:
+    """Write each ``(table, path, indices)`` job as JSON lines to a temporary name beside ``path``;
+    return those names (all removed on failure). With ``procs`` > 1 and enough rows, the rows of every
+    job are cut into ``procs`` consecutive ranges: this process writes the first range of each job,
+    forked processes (which share the tables) write the others to part files, and the parts are
+    appended in order. Each row is one ``json.dumps`` line whoever writes it, so the bytes are the same
+    as written by one process. A part whose process failed is written here again (a real error in
+    the data is then raised here, as without the fork). ``DJ_EXPORT_FORK=0`` turns the fork off."""
+    rows = max((_num_rows(t, i) for t, _, i in jobs), default=0)
+    procs = max(1, min(procs, rows // FORK_MIN_ROWS)) if _fork_ok() else 1
+    if procs <= 1:
+        done: list[str] = []
+        try:
+            for t, path, idx in jobs:
+                done.append(_jsonl_tmp(t, path, batch_rows, idx))
+        except BaseException:
+            for tmp in done:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+            raise
+        return done
+    tmps = [_tmp_name(path) for _, path, _ in jobs]
+    bounds = []
+    for t, _, idx in jobs:
+        n = _num_rows(t, idx)
+        bounds.append([(n * k // procs, n * (k + 1) // procs) for k in range(procs)])
+    parts = {(j, k): f"{tmps[j]}.part{k}" for j in range(len(jobs)) for k in range(1, procs)}
+    children: dict[int, int] = {}  # pid -> range
+    try:
+        for k in range(1, procs):
+            pid = os.fork()
+            if pid == 0:  # the child: write range k of every job, then leave at once (no exit hooks)
+                code = 1
+                try:
+                    for j, (t, _, idx) in enumerate(jobs):
+                        lo, hi = bounds[j][k]
+                        with open(parts[(j, k)], "w", encoding="utf-8") as f:
+                            _write_range(f, t, idx, lo, hi, batch_rows)
+                    code = 0
+                finally:
+                    os._exit(code)
+            children[pid] = k
+        outs = []
+        for j, (t, _, idx) in enumerate(jobs):
+            f = open(tmps[j], "w", encoding="utf-8")
+            outs.append(f)
+            lo, hi = bounds[j][0]
+            _write_range(f, t, idx, lo, hi, batch_rows)
+            f.flush()
+        failed = set()
+        for pid, k in list(children.items()):
+            _, status = os.waitpid(pid, 0)
+            del children[pid]
+            if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+                failed.add(k)
+        for j, (t, _, idx) in enumerate(jobs):
+            f = outs[j]
+            for k in range(1, procs):
+                if k in failed:
+                    lo, hi = bounds[j][k]
+                    _write_range(f, t, idx, lo, hi, batch_rows)
+                    f.flush()
+                else:
+                    _append_file(f.buffer, parts[(j, k)])
+            f.close()
+        return tmps
+    except BaseException:
+        for f in locals().get("outs", []):
+            f.close()
+        for tmp in tmps:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        raise
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        for p in parts.values():
+            if os.path.exists(p):
+                os.remove(p)
+
+
 def _json_default(obj):
     if hasattr(obj, "tolist"):  # numpy values
         return obj.tolist()
@@ -137,7 +252,7 @@ class ExportReport:
 class Exporter:
     def __init__(self, export_path: str, *, export_type: Optional[str] = None, export_shard_size: int = 0,
                  keep_stats_in_res_ds: bool = False, keep_hashes_in_res_ds: bool = False,
-                 export_stats: bool = True, num_proc: int = 1):
+                 export_stats: bool = True, num_proc: int = 1, write_procs: int = 1):
         self.export_path = export_path
         self.fmt = export_format(export_path, export_type)
         self.export_shard_size = export_shard_size
@@ -145,6 +260,8 @@ class Exporter:
         self.keep_hashes = keep_hashes_in_res_ds
         self.export_stats = export_stats
         self.num_proc = num_proc
+        # processes that write one JSONL result (and its stats) together; the bytes do not depend on it
+        self.write_procs = max(1, write_procs)
         self.clean_temps()
 
     def split(self, table: pa.Table) -> tuple[pa.Table, Optional[pa.Table]]:
@@ -226,6 +343,15 @@ class Exporter:
             stats_file = None
             if stats is not None:
                 stats_file = stats_path_for(self.export_path, self.fmt)
+            if self.export_shard_size <= 0 and self.fmt != "parquet":
+                # one JSONL result (the usual case): it and the stats file written together, by
+                # ``write_procs`` processes (``jsonl_tmps``)
+                jobs = ([(stats, stats_file, indices)] if stats is not None else []) + \
+                    [(table, self.export_path, indices)]
+                tmps = jsonl_tmps(jobs, self.write_procs)
+                pending += [(tmp, path) for tmp, (_, path, _) in zip(tmps, jobs)]
+                rows = table.num_rows if indices is None else len(indices)
+            elif stats is not None:
                 pending.append((_jsonl_tmp(stats, stats_file, indices=indices), stats_file))
             if self.export_shard_size > 0 or self.fmt == "parquet":
                 if indices is not None:
@@ -233,9 +359,6 @@ class Exporter:
                 jobs = self._shard_jobs(table) if self.export_shard_size > 0 else [(table, self.export_path)]
                 pending += self._write_all(jobs)
                 rows = table.num_rows
-            else:
-                pending.append((_jsonl_tmp(table, self.export_path, indices=indices), self.export_path))
-                rows = table.num_rows if indices is None else len(indices)
             files = [final for _, final in pending if final != stats_file]
             self.remove_stale(files, stats_file)
             for tmp, final in pending:

