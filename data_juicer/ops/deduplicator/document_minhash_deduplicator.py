@@ -203,7 +203,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
         return sig
 
     def hash_table(self, table: pa.Table, num_threads: int = 1, batch_rows: Optional[int] = None,
-                   indices=None) -> dict:
+                   indices=None, release_pages: bool = True) -> dict:
         """The hash column ``compute_hash`` would add, for a whole Arrow table (or one holding just the
         text column), as ``{"__dj__minhash": ChunkedArray}``; the same values. With ``indices`` (e.g. a
         dataset's indices mapping), the rows ``table[indices]`` in that order, taken batch by batch.
@@ -211,7 +211,10 @@ class DocumentMinhashDeduplicator(Deduplicator):
         same CPU; on 50k docs +40 instead of +56 MB anonymous at the peak) are signed in ``num_threads``
         threads of this process (the compiled kernels release the GIL), so there are no worker processes and no
         copy of the table: only each running batch's text and the signatures
-        (``4 * min(num_permutations, bands * rows)`` bytes a row) are held."""
+        (``4 * min(num_permutations, bands * rows)`` bytes a row) are held. With ``release_pages``, when
+        the text column lies in a read-only memory-mapped file (a dataset's Arrow cache file), each signed
+        batch's pages are handed back (``madvise(MADV_DONTNEED)``): the file stays in the page cache, the
+        process's resident / proportional set does not grow with the text read (see ``_MappedPages``)."""
         from concurrent.futures import ThreadPoolExecutor
 
         col = table.column(self.text_key)
@@ -220,10 +223,14 @@ class DocumentMinhashDeduplicator(Deduplicator):
         n, step = len(col) if indices is None else len(indices), max(1, batch_rows or min(self.batch_size, 256))
         width = self._width
 
+        release = _MappedPages(col) if indices is None and release_pages else None
+
         def one(start: int) -> pa.Array:
             part = col.slice(start, min(step, n - start)) if indices is None else \
                 col.take(pa.array(indices[start:start + step]))
             sig = self._arrow_signatures(part)
+            if release is not None:
+                release.drop(part)
             offsets = np.arange(0, (len(sig) + 1) * width * 4, width * 4, dtype=np.int32)
             return pa.Array.from_buffers(pa.binary(), len(sig), [None, pa.py_buffer(offsets),
                                                                  pa.py_buffer(sig.astype("<u4", copy=False))])
@@ -368,6 +375,62 @@ def _spilled(chunks) -> pa.ChunkedArray:
     finally:
         os.unlink(path)
     return column
+
+
+class _MappedPages:
+    """Hands back the resident pages of Arrow string arrays whose text lies in a read-only file mapping
+    (``madvise(MADV_DONTNEED)``: a later read faults them in again from the file, so nothing changes but
+    the process's RSS / PSS). Only whole pages inside an array's text bytes, and only inside mappings
+    that ``/proc/self/maps`` shows as a file without write permission: heap or anonymous memory (an
+    in-memory table), where this would lose data, is never touched. A no-op off Linux."""
+
+    MADV_DONTNEED = 4
+
+    def __init__(self, col):
+        self.ranges = []
+        try:
+            import ctypes
+            import mmap
+
+            self.page = mmap.PAGESIZE
+            self.madvise = ctypes.CDLL(None, use_errno=True).madvise
+            self.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+            with open("/proc/self/maps", encoding="utf-8") as f:
+                maps = []
+                for line in f:
+                    parts = line.split(maxsplit=5)
+                    if len(parts) == 6 and parts[5].strip() and not parts[5].startswith("[") and "w" not in parts[1]:
+                        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                        maps.append((lo, hi))
+        except (OSError, AttributeError, ValueError):
+            return
+        for chunk in getattr(col, "chunks", [col]):
+            bufs = chunk.buffers()
+            buf = bufs[2] if len(bufs) >= 3 else None
+            if buf is None or not buf.size:
+                continue
+            for lo, hi in maps:
+                if lo <= buf.address and buf.address + buf.size <= hi:
+                    self.ranges.append((buf.address, buf.address + buf.size))
+                    break
+
+    def drop(self, arr) -> None:
+        if not self.ranges:
+            return
+        for chunk in getattr(arr, "chunks", [arr]):
+            bufs = chunk.buffers()
+            if len(bufs) < 3 or bufs[2] is None or not len(chunk):
+                continue
+            offsets_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+            off = np.frombuffer(bufs[1], dtype=offsets_type)
+            start = bufs[2].address + int(off[chunk.offset])
+            end = bufs[2].address + int(off[chunk.offset + len(chunk)])
+            if not any(lo <= start and end <= hi for lo, hi in self.ranges):
+                continue
+            lo = -(-start // self.page) * self.page  # whole pages inside the text only
+            hi = end // self.page * self.page
+            if hi > lo:
+                self.madvise(lo, hi - lo, self.MADV_DONTNEED)
 
 
 class _ArrowTexts:

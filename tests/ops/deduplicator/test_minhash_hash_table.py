@@ -145,3 +145,40 @@ def test_band_pairs_same_pairs_as_band_heads_and_exact_on_collisions(monkeypatch
     later, first = mod._band_pairs(sig, 1, 3)
     assert sorted(zip(later.tolist(), first.tolist())) == [(2, 0), (4, 1), (5, 0)]
     assert [len(a) for a in mod._band_pairs(np.zeros((0, 3), dtype=np.uint32), 0, 2)] == [0, 0]
+
+
+def _rss_of(address: int, size: int) -> int:
+    """Resident bytes of [address, address + size) (mincore-free: /proc/self/smaps of the mapping holding it)."""
+    with open("/proc/self/smaps", encoding="utf-8") as f:
+        inside = False
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                inside = lo <= address < hi
+            elif inside and head[0] == "Rss:":
+                return int(head[1]) * 1024
+    return -1
+
+
+def test_signed_batches_of_a_mapped_file_are_released(tmp_path):
+    from data_juicer.ops.deduplicator.document_minhash_deduplicator import _MappedPages
+
+    texts = [f"word{i % 97} other{i % 13} and some more words to sign here {i}" * 20 for i in range(3000)]
+    path = str(tmp_path / "t.arrow")
+    table = pa.table({"text": texts})
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    mapped = pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
+    op = make()
+    want = by_hash_table(op, table, release_pages=False)  # in memory: never released (not a file mapping)
+    data = mapped.column("text").chunks[0].buffers()[2]
+    np.frombuffer(data, dtype=np.uint8).sum()  # touch every page
+    before = _rss_of(data.address, data.size)
+    got = by_hash_table(op, mapped, batch_rows=256, num_threads=2)
+    after = _rss_of(data.address, data.size)
+    assert (got == want).all()
+    assert before > 2_000_000 and after < before // 4  # ~2.7 MB of text, handed back page by page
+    assert by_hash_table(op, mapped).tolist() == want.tolist()  # read again from the page cache: same values
+    assert not _MappedPages(table.column("text")).ranges  # heap memory: nothing to release
+    assert _MappedPages(mapped.column("text")).ranges
