@@ -10,13 +10,13 @@ from pydantic import Field, PositiveInt
 
 from data_juicer.models.loader import ensure_installed, load_sentencepiece, resolve_model_file
 from data_juicer.ops.base import Deduplicator
-from data_juicer.ops.common.minhash import MAX_HASH, optimal_lsh_params, permutations, shingle_hashes, signatures
 from data_juicer.ops.common import minhash_numba
+from data_juicer.ops.common.mapped_pages import MappedPages as _MappedPages
+from data_juicer.ops.common.minhash import MAX_HASH, optimal_lsh_params, permutations, shingle_hashes, signatures
 from data_juicer.ops.common.shingles import TOKENIZATIONS, punctuation_tokens, shingles, space_tokens
 from data_juicer.ops.common.union_find import first_duplicates, min_component_labels
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import HashKeys
-
 
 # ``simplify``: numbers, and runs of punctuation / symbols / white space
 _NUMBERS = regex.compile(r"\p{Nd}+(?:[.,]\p{Nd}+)?")
@@ -375,62 +375,6 @@ def _spilled(chunks) -> pa.ChunkedArray:
     finally:
         os.unlink(path)
     return column
-
-
-class _MappedPages:
-    """Hands back the resident pages of Arrow string arrays whose text lies in a read-only file mapping
-    (``madvise(MADV_DONTNEED)``: a later read faults them in again from the file, so nothing changes but
-    the process's RSS / PSS). Only whole pages inside an array's text bytes, and only inside mappings
-    that ``/proc/self/maps`` shows as a file without write permission: heap or anonymous memory (an
-    in-memory table), where this would lose data, is never touched. A no-op off Linux."""
-
-    MADV_DONTNEED = 4
-
-    def __init__(self, col):
-        self.ranges = []
-        try:
-            import ctypes
-            import mmap
-
-            self.page = mmap.PAGESIZE
-            self.madvise = ctypes.CDLL(None, use_errno=True).madvise
-            self.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-            with open("/proc/self/maps", encoding="utf-8") as f:
-                maps = []
-                for line in f:
-                    parts = line.split(maxsplit=5)
-                    if len(parts) == 6 and parts[5].strip() and not parts[5].startswith("[") and "w" not in parts[1]:
-                        lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                        maps.append((lo, hi))
-        except (OSError, AttributeError, ValueError):
-            return
-        for chunk in getattr(col, "chunks", [col]):
-            bufs = chunk.buffers()
-            buf = bufs[2] if len(bufs) >= 3 else None
-            if buf is None or not buf.size:
-                continue
-            for lo, hi in maps:
-                if lo <= buf.address and buf.address + buf.size <= hi:
-                    self.ranges.append((buf.address, buf.address + buf.size))
-                    break
-
-    def drop(self, arr) -> None:
-        if not self.ranges:
-            return
-        for chunk in getattr(arr, "chunks", [arr]):
-            bufs = chunk.buffers()
-            if len(bufs) < 3 or bufs[2] is None or not len(chunk):
-                continue
-            offsets_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-            off = np.frombuffer(bufs[1], dtype=offsets_type)
-            start = bufs[2].address + int(off[chunk.offset])
-            end = bufs[2].address + int(off[chunk.offset + len(chunk)])
-            if not any(lo <= start and end <= hi for lo, hi in self.ranges):
-                continue
-            lo = -(-start // self.page) * self.page  # whole pages inside the text only
-            hi = end // self.page * self.page
-            if hi > lo:
-                self.madvise(lo, hi - lo, self.MADV_DONTNEED)
 
 
 class _ArrowTexts:

@@ -162,7 +162,7 @@ def _rss_of(address: int, size: int) -> int:
 
 
 def test_signed_batches_of_a_mapped_file_are_released(tmp_path):
-    from data_juicer.ops.deduplicator.document_minhash_deduplicator import _MappedPages
+    from data_juicer.ops.common.mapped_pages import MappedPages as _MappedPages
 
     texts = [f"word{i % 97} other{i % 13} and some more words to sign here {i}" * 20 for i in range(3000)]
     path = str(tmp_path / "t.arrow")
