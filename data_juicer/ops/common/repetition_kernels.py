@@ -159,3 +159,14 @@ def text_word_rep_ratios(codes, offsets, special, n, out):  # pragma: no cover -
         cnt, _ = _ngram_counts(hashes, 0, total, n)
         singles = np.count_nonzero(cnt == 1)
         out[d] = (total - singles) / total
+
+
+@nb.njit(cache=True)
+def table_counts(codes, offsets, table, out):  # pragma: no cover - compiled
+    """For each document ``d`` the sum of ``table[c]`` over its code points ``c`` (``codes[offsets[d]:
+    offsets[d+1]]``): with a 0/1 table, how many of its characters are in the set the table marks."""
+    for d in range(len(offsets) - 1):
+        k = 0
+        for i in range(offsets[d], offsets[d + 1]):
+            k += table[codes[i]]
+        out[d] = k

@@ -83,3 +83,24 @@ def text_word_rep_ratios(texts: list[str], n: int) -> list[float]:
     out = np.empty(len(texts), dtype=np.float64)
     k.text_word_rep_ratios(codes, offsets, special_table(), n, out)
     return out.tolist()
+
+
+def counts_available() -> bool:
+    """numba is usable and the per-text table count kernel compiles (or loads from numba's cache)."""
+    return minhash_numba.kernel_usable(
+        "character table counts", lambda: table_counts(["ab"], np.ones(0x110000, dtype=np.uint8)), "numpy")
+
+
+def table_counts(texts: list[str], table: np.ndarray, codes=None) -> list[int]:
+    """For each text, how many of its characters ``table`` (uint8 0/1 over all code points) marks,
+    in one compiled call (``codes``: the batch's code points, when the caller already has them)."""
+    from data_juicer.ops.common import repetition_kernels as k
+
+    if codes is None:
+        codes, offsets = _codes(texts)
+    else:
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in texts], out=offsets[1:])
+    out = np.empty(len(texts), dtype=np.int64)
+    k.table_counts(codes, offsets, table, out)
+    return out.tolist()

@@ -5,6 +5,7 @@ import numpy as np
 
 from data_juicer.models.loader import ensure_installed, load_hf_tokenizer, resolve_hf_model
 from data_juicer.ops.base import Filter
+from data_juicer.ops.common import repetition_numba
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, StatsKeys
 
@@ -41,10 +42,12 @@ def _alnum_table(codes: np.ndarray) -> np.ndarray:
 
 def count_alnum_batch(texts: list[str]) -> list[int]:
     """``count_alnum`` of each text: one code-point array for the batch, looked up in the
-    ``isalnum`` table, summed per text through a cumulative sum (the same integers)."""
+    ``isalnum`` table, summed per text (a compiled loop with numba, else a cumulative sum)."""
     if not texts:
         return []
     codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if repetition_numba.counts_available():  # one compiled pass: the same integers
+        return repetition_numba.table_counts(texts, _alnum_table(codes), codes)
     ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
     csum = np.zeros(len(codes) + 1, dtype=np.int64)
     np.cumsum(_alnum_table(codes)[codes], out=csum[1:])
@@ -85,6 +88,8 @@ class AlphanumericFilter(Filter):
             self.requires = ("transformers",)
             ensure_installed(self.requires, self.name)
             resolve_hf_model(self.tokenizer_name, who=self.name)  # fail now, not on the first batch
+        else:
+            repetition_numba.counts_available()  # load the compiled kernel once, before the workers fork
 
     def compute_stats_batched(self, samples):
         key = self.stat_key

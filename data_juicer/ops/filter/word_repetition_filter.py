@@ -115,6 +115,8 @@ class WordRepetitionFilter(Filter):
         self.min_ratio = min_ratio
         self.max_ratio = max_ratio
         setup_word_tokenizer(self, lang, tokenization)
+        if not tokenization:  # load the compiled kernels here, once, so that forked workers share them
+            repetition_numba.text_available()
 
     def _tokenize(self):
         return sentencepiece_words(self)

@@ -69,6 +69,8 @@ class WordsNumFilter(Filter):
         self.min_num = min_num
         self.max_num = max_num
         setup_word_tokenizer(self, lang, tokenization)
+        if not tokenization:  # load the compiled kernels here, once, so that forked workers share them
+            repetition_numba.text_available()
 
     def _tokenize(self):
         return sentencepiece_words(self)

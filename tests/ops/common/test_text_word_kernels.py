@@ -50,3 +50,17 @@ def test_lowered_text_gives_lowered_words_where_lower_commutes():
     assert len(texts) > 200
     got = repetition_numba.text_word_rep_ratios([t.lower() for t in texts], 2)
     assert got == [word_rep_ratio(refine_words(split_words(t), lower_case=True), 2) for t in texts]
+
+
+@pytest.mark.parametrize("counts_kernel", [True, False])
+def test_alnum_and_special_batch_counts_equal_per_text_counts(counts_kernel, monkeypatch):
+    from data_juicer.ops.filter import alphanumeric_filter as af
+    from data_juicer.ops.filter import special_characters_filter as sf
+
+    if not counts_kernel:  # the numpy fallback
+        monkeypatch.setattr(repetition_numba, "counts_available", lambda: False)
+    texts = _texts(21, 600) + ["", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𐍈 😀😀 ١٢٣", "abc123 _-!"]
+    assert af.count_alnum_batch(texts) == [af.count_alnum(t) for t in texts]
+    assert sf.count_special_batch(texts) == [sf.count_special(t) for t in texts]
+    assert af.count_alnum_batch(["abc123 _-!", "𝔘𝔫 😀"]) == [6, 2]
+    assert sf.count_special_batch(["abc123 _-!", "𝔘𝔫 😀"]) == [7, 2]
