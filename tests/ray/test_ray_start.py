@@ -58,3 +58,32 @@ def test_warm_up_builds_and_runs_only_text_ops_without_models():
     assert not rb._warmable(ModelOp)
     out = rb._warm_up_worker(entries, "text", "/tmp")
     assert out.column("n").to_pylist() == [3]
+
+
+@pytest.mark.slow
+def test_local_ray_without_monitors_and_stop_leaves_nothing(tmp_path):
+    """The job's own local Ray: no autoscaler monitor, no log monitor; stop kills every process."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import logging, psutil, ray\n"
+        "from data_juicer.core.backends.ray import _start_local_ray\n"
+        "node = _start_local_ray(dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING))\n"
+        "assert node is not None\n"
+        "f = ray.remote(lambda x: 2 * x)\n"
+        "assert ray.get([f.remote(i) for i in range(3)]) == [0, 2, 4]\n"
+        "cmds = [' '.join(p.cmdline()) for p in psutil.Process().children(recursive=True)]\n"
+        "print('gcs', sum('gcs_server' in c for c in cmds), 'raylet', sum('/raylet ' in c for c in cmds))\n"
+        "print('log_monitor', sum('log_monitor' in c for c in cmds), 'monitor', sum('monitor.py' in c for c in cmds))\n"
+        "ray.shutdown(); node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)\n"
+        "print('left', [p.pid for p in psutil.Process().children(recursive=True) if p.status() != 'zombie'])\n")
+    env = dict(os.environ, RAY_AUTH_MODE="disabled")
+    env.pop("RAY_ADDRESS", None)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "gcs 1 raylet 1" in out.stdout
+    assert "log_monitor 0 monitor 0" in out.stdout
+    assert "left []" in out.stdout

@@ -321,6 +321,40 @@ def _run_ray(op: OP, ds: RayDataset):
     return op.run_ray(RayDataset.from_refs(ds.blocks()[0]).ray)
 
 
+def _start_local_ray(kwargs: dict):
+    """A local Ray instance for this job, as ``ray.init(address="local")`` starts one, without the
+    autoscaler monitor and the log monitor: the instance never scales and ``log_to_driver`` is off,
+    and the two took 3.5-4.3 CPU s of a 50,000-document run on 2 cores (benchmarks/ray/README.md).
+    Returns the node (``stop`` kills its processes); where Ray's internals differ from these (another
+    Ray version), ``ray.init(address="local")`` as before, and None."""
+    import ray
+
+    try:
+        from ray._common.usage import usage_lib
+        from ray._private.authentication.authentication_token_setup import (
+            enable_token_auth_by_default,
+            ensure_token_if_auth_enabled,
+        )
+        from ray._private.node import Node
+        from ray._private.parameter import RayParams
+
+        enable_token_auth_by_default()  # what ray.init does before it starts a cluster
+        ensure_token_if_auth_enabled({}, create_token_if_missing=True)
+        usage_lib.set_usage_stats_enabled_via_env_var(False)
+        params = RayParams(include_dashboard=False, no_monitor=True, include_log_monitor=False)
+        node = Node(ray_params=params, head=True, shutdown_at_exit=False, spawn_reaper=True, ray_init_cluster=True)
+    except Exception as e:  # noqa: BLE001 - Ray's private start-up API changed: its public one
+        logger.debug(f"lean local Ray start unavailable ({type(e).__name__}: {e}); ray.init(address='local')")
+        ray.init(address="local", **kwargs)
+        return None
+    try:
+        ray.init(address=node.address, **kwargs)
+    except BaseException:
+        node.kill_all_processes(check_alive=False, allow_graceful=False, wait=True)
+        raise
+    return node
+
+
 class _NoSigtermWarning(logging.Filter):
     """ray.init in a thread says it set no SIGTERM handler: ``start`` set the same one."""
 
@@ -376,6 +410,7 @@ class RayBackend(Backend):
     def __init__(self, recipe, job):
         super().__init__(recipe, job)
         self._own_ray = False
+        self._node = None  # the local Ray instance this backend started (_start_local_ray)
         self._num_cpus = 1
         self._drop_after_dedup: list[str] = []  # hash columns of a hashing-only pass, dropped after its dedups
         self._dedups_left = 0  # how many dedups (in a row) the pending hash columns are for
@@ -434,7 +469,7 @@ class RayBackend(Backend):
             kwargs = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
             if address is None:
                 logger.info("starting a local Ray instance")
-                ray.init(address="local", **kwargs)  # "local": never join a cluster some other job started
+                self._node = _start_local_ray(kwargs)  # never joins a cluster some other job started
             else:
                 logger.info(f"connecting to the Ray cluster at {address}")
                 ray.init(address=address, **kwargs)
@@ -494,6 +529,9 @@ class RayBackend(Backend):
 
             ray.shutdown()
             self._own_ray = False
+        node, self._node = getattr(self, "_node", None), None
+        if node is not None:  # the local instance _start_local_ray started (ray.shutdown only disconnected)
+            node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
         starter = getattr(self, "_starter", None)
         if starter is not None:
             self._release.set()
