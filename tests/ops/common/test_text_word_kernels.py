@@ -64,3 +64,8 @@ def test_alnum_and_special_batch_counts_equal_per_text_counts(counts_kernel, mon
     assert sf.count_special_batch(texts) == [sf.count_special(t) for t in texts]
     assert af.count_alnum_batch(["abc123 _-!", "𝔘𝔫 😀"]) == [6, 2]
     assert sf.count_special_batch(["abc123 _-!", "𝔘𝔫 😀"]) == [7, 2]
+
+
+def test_lower_commutes_literals():
+    assert lower_commutes("plain ascii") and lower_commutes("обычный текст") and lower_commutes("")
+    assert not lower_commutes("ΣΑΣ") and not lower_commutes("x Ø y") and not lower_commutes("Гора")
