@@ -154,3 +154,39 @@ def test_simhash_process_equals_the_unique_based_grouping():
     kept, _ = op.process(_simhash_ds(values.tolist(), chunk=5000))
     assert kept.column("id") == np.sort(first).tolist()
     assert 3000 < len(first) < 4000
+
+
+def test_simhash_md5_head_equals_hashlib_for_every_length():
+    """The written-out MD5 (one and several 64-byte blocks, the 55/56-byte padding edge) gives the first 8
+    bytes of hashlib's MD5, big-endian."""
+    import hashlib
+
+    from data_juicer.ops.common import simhash_numba
+
+    if not simhash_numba.available():
+        pytest.skip("numba kernels unusable here: the op uses the Python path")
+    from data_juicer.ops.common import simhash_kernels as k
+
+    block, state = np.zeros(64, np.uint8), np.zeros(4, np.uint64)
+    for n in range(200):
+        msg = bytes((7 * n + 13 * j) % 256 for j in range(n))
+        src = np.frombuffer(b"xy" + msg + b"z", np.uint8)
+        got = int(k.md5_head_fast(src, 2, n, block, block.view(np.uint32), state))
+        assert got == int.from_bytes(hashlib.md5(msg).digest()[:8], "big"), n
+    assert int(k.md5_head_fast(np.zeros(1, np.uint8), 0, 0, block, block.view(np.uint32), state)) == 0xD41D8CD98F00B204
+
+
+def test_space_simhashes_literal():
+    from data_juicer.ops.common import simhash_numba
+
+    if not simhash_numba.available():
+        pytest.skip("numba kernels unusable here: the op uses the Python path")
+    # equal to the Python path (hashlib MD5 + simhash-pybind's compute, as Data-Juicer 1.6.1); a text with
+    # fewer words than the window has no shingles (0)
+    texts = ["a b c", "the quick brown fox jumps over the lazy dog", "x  y z"]
+    got = simhash_numba.space_simhashes(texts, 2).tolist()
+    assert got == [345032579217117222, 2986305419909545984, 9228304446117793804]
+    op = OPERATORS.get("document_simhash_deduplicator")(window_size=2, lowercase=False)
+    compute = pytest.importorskip("simhash").compute
+    assert got == [op._simhash(t, compute) for t in texts]
+    assert simhash_numba.space_simhashes(["one two"], 6).tolist() == [0]
