@@ -4,6 +4,7 @@ import numpy as np
 
 from data_juicer.ops.base import Filter
 from data_juicer.ops.common import repetition_numba
+from data_juicer.ops.common.strip_characters import special_table
 from data_juicer.ops.common.text_words import (
     batch_words,
     refine_words,
@@ -12,7 +13,6 @@ from data_juicer.ops.common.text_words import (
     stripped_words_context_key,
     words_context_key,
 )
-from data_juicer.ops.common.strip_characters import special_table
 from data_juicer.ops.registry import OPERATORS
 from data_juicer.utils.constant import Fields, InterVars, StatsKeys
 

@@ -49,12 +49,25 @@ def _acting_chars():
     them is what ``_fix_line`` needs to pick its steps; a regex finds them faster than a set
     intersection, which makes a string of each character of the line (a Cyrillic line holds few
     of them, where nearly every letter is one ``_tables``'s settled patterns match)."""
+    return _acting_patterns()[False].findall
+
+
+@functools.lru_cache(maxsize=1)
+def _acting_patterns():
+    """``{unescape: pattern}`` matching a character of ``_acting_chars`` (and ``&`` while unescaping
+    HTML). In a normalized text, a line without one is left as it is by every step of ftfy: no
+    entity to unescape, no guard of ``BADNESS_RE`` (so no encoding repair), no fixer's trigger;
+    ``fix_text_by_line`` looks for these lines only (a Cyrillic or accented Latin line that holds
+    none of them needs no ``_fix_line`` call)."""
     chars = set().union(*_tables()[1].values())
     built = _badness_checks()
-    if built is not None:
+    if built is None:  # ftfy's own is_bad: any character it may read counts
+        chars |= _encoding_chars()
+    else:
         chars |= built[0]
-    cls = "".join(re.escape(ch) for ch in sorted(chars))
-    return re.compile(f"[{cls}\ud800-\udfff]").findall
+    cls = "".join(re.escape(ch) for ch in sorted(chars) if ch not in "\t\n" and not " " <= ch <= "~")
+    cls += "\ud800-\udfff"
+    return {True: re.compile(f"[&{cls}]"), False: re.compile(f"[{cls}]")}
 
 
 @functools.lru_cache(maxsize=1)
@@ -270,11 +283,11 @@ def _fix_line(line: str, config, unescape: bool) -> str:
     (only when ftfy's own ``is_bad`` says the text looks like mojibake: otherwise ftfy leaves
     it), each plain fixer whose trigger characters are present, then the normalization; rounds
     repeat until nothing changes, as in ftfy. A round's output holding none of the characters
-    any step acts on (``_tables``'s settled pattern) is already normalized, so the next round would return
+    any step looks for (``_acting_patterns``) is already normalized, so the next round would return
     it unchanged: it is the result.
     """
     unescape_html, fix_encoding = _ftfy_steps()
-    settled = _tables()[0][unescape].search
+    looks_for = _acting_patterns()[unescape].search
     acting = _acting_chars()
     built = _badness_checks()
     fixers = _fixers(config)
@@ -297,7 +310,7 @@ def _fix_line(line: str, config, unescape: bool) -> str:
                     present = set(acting(text))
         if form is not None:
             text = unicodedata.normalize(form, text)
-        if text == before or settled(text) is None:
+        if text == before or looks_for(text) is None:
             return text
 
 
@@ -305,20 +318,20 @@ def fix_text_by_line(text: str, config, fix_text) -> str:
     """``ftfy.fix_text(text, config)``, doing only the work that can change something.
 
     ftfy fixes a text line by line, and once a line contains '<' it stops unescaping HTML
-    entities for the rest of the text; this keeps both rules. A line with none of the characters
-    ftfy acts on (most lines: ASCII, CJK, kana, Hangul, emoji...) and already normalized is kept
+    entities for the rest of the text; this keeps both rules. In a normalized text a line with
+    none of the characters ftfy's steps look for (``_acting_patterns``: most lines, ASCII, CJK,
+    kana, Hangul, emoji, and Latin, Cyrillic, Greek text without mojibake guards) is kept
     as it is; the others go through ftfy's own fixers, each only when its trigger characters are
     present (``_fix_line``). The result is identical to ``ftfy.fix_text`` (checked on the
     benchmark corpus and by fuzzing in the tests).
     """
-    settled, _ = _tables()
     form = config.normalization
     end = len(text)
     unescape0 = config.unescape_html is not False
     if form is None or text.isascii() or unicodedata.is_normalized(form, text):
         # Normalization never crosses a line break, so every line is normalized too: only the lines
         # holding a character ftfy acts on need work. Find them with one search over the text.
-        search = settled[unescape0].search
+        search = _acting_patterns()[unescape0].search
         cut = end + 1  # lines starting at or after ``cut`` follow a '<': no HTML unescaping there
         if config.unescape_html == "auto":
             lt = text.find("<")
@@ -338,7 +351,7 @@ def fix_text_by_line(text: str, config, fix_text) -> str:
             if ls >= cut:
                 cfg, unescape = config_lt, False
             line = text[ls:le]
-            if unescape0 and not unescape and settled[False].search(line) is None:
+            if unescape0 and not unescape and _acting_patterns()[False].search(line) is None:
                 continue  # only '&', which is left alone after a '<'
             fixed = fix_text(line, cfg) if len(line) > cfg.max_decode_length else _fix_line(line, cfg, unescape)
             if fixed != line:
@@ -350,8 +363,10 @@ def fix_text_by_line(text: str, config, fix_text) -> str:
         out.append(text[done:])
         return "".join(out)
 
+    acting = _acting_patterns()
+
     def is_settled(line: str, unescape: bool) -> bool:
-        return settled[unescape].search(line) is None and (
+        return acting[unescape].search(line) is None and (
             form is None or line.isascii() or unicodedata.is_normalized(form, line))
 
     out, pos = [], 0

@@ -71,3 +71,13 @@ def test_round_two_shortcut_literals():
     # mojibake whose repair leaves a curly quote: a second round uncurls it
     assert m._fix_line.__wrapped__("doesnâ€™t", config, True) == "doesn't"
     assert ftfy.fix_text("doesnâ€™t", config) == "doesn't"
+
+
+def test_lines_without_acting_characters_are_not_fixed(monkeypatch):
+    config = ftfy.TextFixerConfig(explain=False, normalization="NFC")
+    seen = []
+    real = m._fix_line
+    monkeypatch.setattr(m, "_fix_line", lambda line, cfg, unescape: seen.append(line) or real(line, cfg, unescape))
+    text = "übermäßig größer ñandú\nобычный текст\nΕλληνικά\nmojibake Ã©\n"
+    assert m.fix_text_by_line(text, config, ftfy.fix_text) == ftfy.fix_text(text, config) == text.replace("Ã©", "é")
+    assert seen == ["mojibake Ã©\n"]  # accented Latin, Cyrillic and Greek lines hold no guard or trigger character
