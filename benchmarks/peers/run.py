@@ -11,7 +11,8 @@ Ours runs as a one-op (or 8-filter) recipe through ``dj-process``; datatrove run
 JSONL shards (datatrove hands each task whole files). Both with ``np`` workers.
 
 Per run: wall seconds, CPU seconds (user + sys of the whole process tree), docs/s (input docs /
-wall), peak PSS and anonymous RSS of the process tree, and the same figures of a run over the
+wall), peak PSS, anonymous RSS and anonymous PSS (`Pss_Anon`: pages shared copy-on-write with forked
+workers counted once) of the process tree, and the same figures of a run over the
 first 100 documents ("fixed": interpreter, imports, workers), so that ``peak - fixed`` is the
 memory that grows with the data. Dedup runs are scored as ``benchmarks/dedup/run.py`` scores
 them (precision, recall, recall per kind of copy). Everything goes to ``WORK/report.json``.
@@ -84,6 +85,20 @@ def shard(corpus: Path, n_docs: int | None, parts: int, folder: Path) -> Path:
     return folder
 
 
+def _pss_anon(pid: int) -> int:
+    """Bytes of anonymous memory of ``pid``, each page shared with forked processes counted in proportion
+    (``Pss_Anon`` of ``/proc/PID/smaps_rollup``): summed over a tree, a forked worker's copy-on-write
+    view of its parent's heap is not counted twice, as anonymous RSS counts it. 0 where not readable."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Pss_Anon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def run_tree(argv: list[str], log_path: Path, env: dict, cwd: Path, timeout: float, interval: float = 0.1) -> dict:
     """Run ``argv``, sampling its process tree: peak PSS and anonymous RSS (sums over the tree),
     and each process's latest CPU times. The CPU of the tree is the larger of two lower bounds:
@@ -96,7 +111,7 @@ def run_tree(argv: list[str], log_path: Path, env: dict, cwd: Path, timeout: flo
     import psutil
 
     cpu0 = cpu_children()
-    peak_pss = peak_anon = nmax = 0
+    peak_pss = peak_anon = peak_anon_pss = nmax = 0
     cpu_seen: dict = {}
     with open(log_path, "w", encoding="utf-8") as log:
         t0 = time.perf_counter()
@@ -109,7 +124,7 @@ def run_tree(argv: list[str], log_path: Path, env: dict, cwd: Path, timeout: flo
             except psutil.Error:
                 procs = []
             nmax = max(nmax, len(procs))
-            pss = anon = 0
+            pss = anon = anon_pss = 0
             for q in procs:
                 try:
                     with q.oneshot():
@@ -117,9 +132,11 @@ def run_tree(argv: list[str], log_path: Path, env: dict, cwd: Path, timeout: flo
                         cpu_seen[(q.pid, q.create_time())] = t.user + t.system
                         pss += q.memory_full_info().pss
                     anon += bl._rss_anon(q.pid)
+                    anon_pss += _pss_anon(q.pid)
                 except (psutil.Error, AttributeError):
                     continue
             peak_pss, peak_anon = max(peak_pss, pss), max(peak_anon, anon)
+            peak_anon_pss = max(peak_anon_pss, anon_pss)
             if timeout and time.perf_counter() - t0 > timeout:
                 timed_out = True
                 for q in reversed(procs):
@@ -135,7 +152,7 @@ def run_tree(argv: list[str], log_path: Path, env: dict, cwd: Path, timeout: flo
     sampled = sum(cpu_seen.values())
     return {"rc": rc, "wall_s": wall, "cpu_s": max(waited, sampled), "cpu_waited_s": waited,
             "cpu_sampled_s": sampled, "peak_pss_tree_mb": peak_pss / 2**20, "peak_anon_tree_mb": peak_anon / 2**20,
-            "max_procs": nmax, "timed_out": timed_out, "log": str(log_path)}
+            "peak_anon_pss_tree_mb": peak_anon_pss / 2**20, "max_procs": nmax, "timed_out": timed_out, "log": str(log_path)}
 
 
 def measured(argv: list[str], out_dir: Path, env: dict, timeout: float) -> dict:
@@ -242,7 +259,7 @@ def main(argv=None) -> int:
                 continue
             f = fixed.get((r["engine"], r["label"]))
             line = {k: r.get(k) for k in ("engine", "label", "status", "wall_s", "cpu_s", "peak_pss_tree_mb",
-                                           "peak_anon_tree_mb", "cpu_waited_s", "cpu_sampled_s", "max_procs", "stages")}
+                                           "peak_anon_tree_mb", "peak_anon_pss_tree_mb", "cpu_waited_s", "cpu_sampled_s", "max_procs", "stages")}
             line["docs_per_s"] = len(ids) / r["wall_s"]
             if f and f["status"] == "ok":
                 line["fixed_pss_mb"], line["fixed_anon_mb"] = f["peak_pss_tree_mb"], f["peak_anon_tree_mb"]
@@ -257,6 +274,7 @@ def main(argv=None) -> int:
             report_runs.append(line)
             rows.append([r["engine"], r["label"], r["status"], f"{r['wall_s']:.1f}", f"{r['cpu_s']:.1f}",
                          f"{line['docs_per_s']:.0f}", f"{r['peak_pss_tree_mb']:.0f}", f"{r['peak_anon_tree_mb']:.0f}",
+                         f"{r['peak_anon_pss_tree_mb']:.0f}" if r.get("peak_anon_pss_tree_mb") else "-",
                          f"{line['fixed_pss_mb']:.0f}" if "fixed_pss_mb" in line else "-",
                          f"{r['peak_pss_tree_mb'] - line['fixed_pss_mb']:.0f}" if "fixed_pss_mb" in line else "-",
                          f"{line['self_base_rss_mb']:.0f} / {line['self_peak_rss_mb']:.0f}"
@@ -272,7 +290,7 @@ def main(argv=None) -> int:
         print(f"\ncorpus {corpus.name}: {len(ids)} docs, {corpus.stat().st_size / 1e6:.1f} MB; np={a.np_}; "
               f"host {platform.node()} ({os.cpu_count()} CPUs); fixed = the same run over {a.fixed_docs} docs")
         print(bl.fmt_table(["engine", "run", "status", "wall s", "CPU s", "docs/s", "peak PSS MB", "peak anon MB",
-                            "fixed PSS MB", "PSS - fixed", "1-proc RSS base / peak", "kept", "precision", "recall", "recall by kind"], rows))
+                            "peak anon PSS MB", "fixed PSS MB", "PSS - fixed", "1-proc RSS base / peak", "kept", "precision", "recall", "recall by kind"], rows))
         report = {"corpus": str(corpus), "docs_in": len(ids), "np": a.np_, "host": platform.node(),
                   "cpus": os.cpu_count(), "minhash": {"window": WINDOW, "bands": BANDS, "rows": ROWS},
                   "runs": report_runs}
