@@ -11,9 +11,10 @@ DEFAULT_IP_PATTERN = rf"(?:{_IPV4_PART}\.){{3}}{_IPV4_PART}|([\da-fA-F]{{1,4}}:)
 # positions that cannot start an address
 _FAST_IP_PATTERN = rf"(?=\d|[\da-fA-F]{{1,4}}:)(?:{DEFAULT_IP_PATTERN})"
 
-# every address holds a digit.digit (IPv4) or hex:hex (IPv6) and no whitespace
-# (matched from the '.' or ':', so the scan looks for one character class)
-_IP_GATE = r"[.:](?:(?<=[0-9]\.)[0-9]|(?<=[\da-fA-F]:)[\da-fA-F])"
+# every address holds a digit.digit (IPv4) or hex:hex (IPv6) and no whitespace; two gates, matched
+# from the '.' and from the ':' (a gate opening with one literal character is scanned for ~3x faster
+# than the one class [.:])
+_IP_GATE = (r"\.(?<=[0-9]\.)[0-9]", r":(?<=[\da-fA-F]:)[\da-fA-F]")
 
 
 @OPERATORS.register_module("clean_ip_mapper")

@@ -27,3 +27,19 @@ def test_narrow_gate_equals_plain_sub():
         text = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 10)))
         assert gated("", text) == regex.sub("", text), repr(text)
         assert gated("<L>", text) == regex.sub("<L>", text), repr(text)
+
+
+def test_ip_two_gates_equal_plain_sub():
+    from data_juicer.ops.mapper import clean_ip_mapper
+
+    regex = compile_pattern(clean_ip_mapper._FAST_IP_PATTERN, "t")
+    gated = TokenGatedSub(regex, clean_ip_mapper._IP_GATE)
+    assert len(gated.gates) == 2
+    pieces = ["192.168.0.1", "10.0.0.256", "1.2.3", "fe80:0:0:0:0:0:0:1", "a:b", "1:2:3:4:5:6:7:8", "x", ".", ":",
+              " ", "\n", "v1.2", "12:30", "\u0661.\u0662", "ab:cd", "1.", ".1", "é"]
+    rng = random.Random(23)
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+        assert gated("", text) == regex.sub("", text), repr(text)
+        assert gated("<IP>", text) == regex.sub("<IP>", text), repr(text)
+    assert gated("", "at 10.0.0.1: fe80:0:0:0:0:0:0:1 x") == "at :  x"
