@@ -487,8 +487,9 @@ class RayBackend(Backend):
         runs them on two short samples, so each worker imports ``data_juicer``, the ops and their
         lazy dependencies (numba and its compiled kernels, ftfy...) while the driver builds its ops
         and reads the input, not at its first batch. The result is dropped; nothing waits for it.
-        ``DJ_RAY_WARM_UP=0`` turns it off."""
-        if os.environ.get("DJ_RAY_WARM_UP", "1") == "0":
+        Off unless ``DJ_RAY_WARM_UP=1``: in same-run A/B rounds on the shared 2-core machine it cost
+        3-4 CPU s in the load and the row pass took no less CPU (benchmarks/ray/README.md)."""
+        if os.environ.get("DJ_RAY_WARM_UP", "0") != "1":
             return
         entries = [e for e in self.recipe.ops if _warmable(e.cls)]
         if not entries:
