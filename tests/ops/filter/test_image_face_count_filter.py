@@ -47,3 +47,16 @@ def test_astronaut(real_testdata, media_files):
     # and one false positive on the flag patch
     assert out[0][Fields.stats]["face_counts"] == [2, 0]
     assert run_ops_on_rows([make(any_or_all="all", max_face_count=3)], [dict(rows[0])]) == []
+
+
+def test_cascade_is_not_released_with_its_op():
+    """The cascade (~1 MB) stays for the process's life: ending the op's pass releases nothing, so
+    no full gc.collect() runs after the pass (models.loader.release_models)."""
+    from data_juicer.models import loader
+
+    op = make()
+    key = ("opencv_cascade", op.cv_classifier)
+    assert key in loader.loaded_models()
+    assert loader.release_models(op.name) == 0
+    assert key in loader.loaded_models()
+    assert make().cv_classifier == op.cv_classifier
