@@ -90,7 +90,8 @@ class DJDataset:
         if self._extra:
             idx = pa.array(indices, type=pa.int64())
             extra = {k: v.take(idx) for k, v in self._extra.items()}
-        return DJDataset(self._ds.select(indices), extra)
+        direct = _select_direct(self._ds, indices)
+        return DJDataset(direct if direct is not None else self._ds.select(indices), extra)
 
     def remove_columns(self, names: Sequence[str]) -> "DJDataset":
         extra = {k: v for k, v in self._extra.items() if k not in names}
@@ -115,3 +116,32 @@ class DJDataset:
         import datasets
 
         return cls(datasets.Dataset.from_list(rows))
+
+
+def _select_direct(ds, indices):
+    """``ds.select(indices)`` for numpy row numbers, with the indices mapping built directly from the
+    array (scale's request). HF's select turns the array into a Python list (a numpy scalar and a list
+    slot per row), walks it twice more and hashes it: +111 MB and 0.64 CPU s for 1.9M int64 indices.
+    Same rows in the same order; the fingerprint is derived from the input's and the indices' bytes
+    (the same selection gives the same one). None (HF's select is used) for anything else: not a 1-d
+    integer array, empty, out of range, or a dataset with a format set."""
+    import numpy as np
+
+    if not (isinstance(indices, np.ndarray) and indices.ndim == 1 and indices.dtype.kind in "iu" and len(indices)):
+        return None
+    if ds._format_type is not None or ds._format_columns is not None or ds._output_all_columns:
+        return None
+    if int(indices.min()) < 0 or int(indices.max()) >= len(ds):
+        return None
+    import datasets
+    import xxhash
+    from datasets.fingerprint import update_fingerprint
+
+    mapping = pa.array(indices.astype(np.uint64, copy=False))
+    if ds._indices is not None:
+        mapping = ds._indices.column(0).take(mapping)
+    fp = update_fingerprint(ds._fingerprint, datasets.Dataset.select,
+                            {"indices_xxh3": xxhash.xxh3_64_hexdigest(np.ascontiguousarray(indices)),
+                             "n": len(indices)})
+    table = datasets.table.InMemoryTable(pa.table({"indices": mapping}))
+    return datasets.Dataset(ds._data, info=ds.info.copy(), split=ds.split, indices_table=table, fingerprint=fp)
