@@ -132,7 +132,8 @@ def opencv():
     The ``np`` workers of a pass already fill the cores; each worker's default OpenCV pool (one
     thread per core, busy-waiting between the strips of ``detectMultiScale``, ``Canny``...) only
     oversubscribes them: 4 threads on 2 cores at ``np: 2``. Outside a pool (``np: 1``, the driver)
-    OpenCV keeps its default. The results do not depend on it (the same pixels, the same faces)."""
+    OpenCV keeps its default. The results do not depend on it (the same pixels, the same faces).
+    ``DJ_OPENCV_POOL_THREADS`` sets the count for pool workers instead (``0``: OpenCV's default)."""
     global _OPENCV_PID
     import cv2
 
@@ -142,7 +143,12 @@ def opencv():
         import multiprocessing
 
         if multiprocessing.parent_process() is not None:
-            cv2.setNumThreads(1)
+            try:
+                n = int(os.environ.get("DJ_OPENCV_POOL_THREADS", "1"))
+            except ValueError:
+                n = 1
+            if n > 0:
+                cv2.setNumThreads(n)
     return cv2
 
 

@@ -161,6 +161,14 @@ if __name__ == "__main__":
     mimage.to_gray(Image.new("RGB", (2, 2)))
     print(cv2.getNumThreads())
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "DJ_OPENCV_POOL_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["2", "1", "2"]  # driver before, worker, driver after
+    # DJ_OPENCV_POOL_THREADS=0: the worker keeps OpenCV's count (here the driver's 2, inherited)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**env, "DJ_OPENCV_POOL_THREADS": "0"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "2", "2"]
