@@ -22,6 +22,7 @@ import platform
 import resource
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -47,6 +48,91 @@ def dir_bytes(path: Path) -> int:
     return total
 
 
+def _anon_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _last_log_line(path: Path) -> str:
+    """The run log's last line without its time stamp and level (the phase the run is in)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 4096))
+            lines = [x for x in f.read().decode("utf-8", "replace").splitlines() if x.strip()]
+    except OSError:
+        return ""
+    if not lines:
+        return "(start-up)"
+    last = lines[-1].split(" | ")[-1].strip()
+    return last[:90]
+
+
+class Timeline(threading.Thread):
+    """Anonymous memory (``RssAnon``) of each process of the run's tree every ``interval`` s, with the run
+    log's last line as the phase: the driver (``dj-process``, a child of this process) apart from the
+    rest (the pass workers). ``summary()``: where the tree's peak was (phase, driver, workers) and each
+    phase's peak; the samples go to ``timeline.tsv`` in the run folder."""
+
+    def __init__(self, log_path: Path, out_path: Path, interval: float = 1.0):
+        super().__init__(daemon=True)
+        self.log_path, self.out_path, self.interval = log_path, out_path, interval
+        self.rows, self._halt = [], threading.Event()
+
+    def run(self):
+        import psutil
+
+        me, t0 = psutil.Process(), time.time()
+        while not self._halt.is_set():
+            try:
+                procs = me.children(recursive=True)
+            except psutil.Error:
+                procs = []
+            driver = workers = 0
+            for p in procs:
+                try:
+                    anon = _anon_bytes(p.pid)
+                    if p.ppid() == me.pid:
+                        driver += anon
+                    else:
+                        workers += anon
+                except psutil.Error:
+                    continue
+            if procs:
+                self.rows.append((round(time.time() - t0, 1), (driver + workers) / 2**20, driver / 2**20,
+                                  workers / 2**20, len(procs), _last_log_line(self.log_path)))
+            self._halt.wait(self.interval)
+
+    def stop(self) -> dict:
+        self._halt.set()
+        self.join()
+        with open(self.out_path, "w", encoding="utf-8") as f:
+            f.write("t_s\ttree_anon_mb\tdriver_anon_mb\tworkers_anon_mb\tprocs\tphase\n")
+            f.writelines(f"{r[0]}\t{r[1]:.1f}\t{r[2]:.1f}\t{r[3]:.1f}\t{r[4]}\t{r[5]}\n" for r in self.rows)
+        return self.summary()
+
+    def summary(self) -> dict:
+        if not self.rows:
+            return {}
+        top = max(self.rows, key=lambda r: r[1])
+        phases = {}
+        for r in self.rows:
+            ph = phases.setdefault(r[5], {"phase": r[5], "first_t_s": r[0], "tree_anon_mb": 0.0,
+                                          "driver_anon_mb": 0.0, "workers_anon_mb": 0.0})
+            ph["tree_anon_mb"] = max(ph["tree_anon_mb"], r[1])
+            ph["driver_anon_mb"] = max(ph["driver_anon_mb"], r[2])
+            ph["workers_anon_mb"] = max(ph["workers_anon_mb"], r[3])
+        return {"peak": {"t_s": top[0], "tree_anon_mb": top[1], "driver_anon_mb": top[2], "workers_anon_mb": top[3],
+                         "procs": top[4], "phase": top[5]},
+                "driver_peak_mb": max(r[2] for r in self.rows), "workers_peak_mb": max(r[3] for r in self.rows),
+                "phases": list(phases.values()), "file": str(self.out_path)}
+
+
 def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: bool,
              data_dir: Path = DEFAULT_OUT, generate: bool = True) -> dict:
     if n > BASE_DOCS and not generate and not scale_path(data_dir, n).exists():
@@ -66,8 +152,13 @@ def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: b
     print(f"[scale] {n} docs: {corpus} ({corpus.stat().st_size / 1e6:.0f} MB) -> {run_dir}", flush=True)
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
-    res = bl.run_measured(bl.ours_cmd() + ["--config", str(cfg)], run_dir / "run.log", env=bl.offline_env(),
-                          cwd=run_dir, timeout=timeout, interval=0.2, pss_interval=1.0)
+    timeline = Timeline(run_dir / "run.log", run_dir / "timeline.tsv")
+    timeline.start()
+    try:
+        res = bl.run_measured(bl.ours_cmd() + ["--config", str(cfg)], run_dir / "run.log", env=bl.offline_env(),
+                              cwd=run_dir, timeout=timeout, interval=0.2, pss_interval=1.0)
+    finally:
+        res_timeline = timeline.stop()
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     res.update(docs_in=n, corpus=str(corpus), corpus_bytes=corpus.stat().st_size, started=t0,
                cpu_user_s=ru1.ru_utime - ru0.ru_utime, cpu_sys_s=ru1.ru_stime - ru0.ru_stime)
@@ -78,6 +169,7 @@ def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: b
     res["per_op"] = bl.per_op_log(res["log"])
     res["status"] = "ok" if res["rc"] == 0 and export.exists() else ("TIMEOUT" if res["timed_out"] else "FAILED")
     res["docs_per_s"] = n / res["wall_s"]
+    res["timeline"] = res_timeline
     res["docs_per_cpu_s"] = n / res["cpu_s"] if res["cpu_s"] else None
     try:
         res["load_avg_end"] = os.getloadavg()
@@ -86,6 +178,11 @@ def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: b
     print(f"[scale] {n}: {res['status']} wall {res['wall_s']:.1f}s cpu {res['cpu_s']:.1f}s rows_out {res['rows_out']} "
           f"peak PSS {res['peak_pss_tree_mb']:.0f} MB anon {res['peak_anon_tree_mb']:.0f} MB "
           f"run dir {res['run_dir_bytes'] / 1e6:.0f} MB", flush=True)
+    if res_timeline:
+        pk = res_timeline["peak"]
+        print(f"[scale] {n}: anonymous peak (1 s samples) {pk['tree_anon_mb']:.0f} MB at {pk['t_s']:.0f} s: driver "
+              f"{pk['driver_anon_mb']:.0f} + workers {pk['workers_anon_mb']:.0f} MB ({pk['procs']} procs), phase "
+              f"'{pk['phase']}'; driver's own peak {res_timeline['driver_peak_mb']:.0f} MB", flush=True)
     if res["status"] != "ok":
         print(bl.log_tail(res["log"], 30), file=sys.stderr)
     if not keep:
