@@ -75,14 +75,9 @@ def _jsonl_tmp(table: pa.Table, path: str, batch_rows: int = 256, indices=None) 
     ~10 MB per 4,096 rows staying resident (peers measured +6 vs +107 MB during a 36,859-row export,
     1.41 vs 1.92 CPU s); the bytes written are the same."""
     tmp = _tmp_name(path)
-    dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            for batch in _row_batches(table, indices, batch_rows):
-                rows = batch.to_pylist()
-                if rows:
-                    f.write("\n".join(map(dumps, rows)))
-                    f.write("\n")
+            _write_range(f, table, indices, 0, _num_rows(table, indices), batch_rows)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -103,16 +98,39 @@ def _num_rows(table: pa.Table, indices) -> int:
     return table.num_rows if indices is None else len(indices)
 
 
+def _mapped_text(table: pa.Table) -> list:
+    """[(column, MappedPages)] for the top-level string columns of ``table`` whose text lies in a
+    memory-mapped file (none for an in-memory table): the export hands their pages back as it goes
+    (minhash's request: the export faulted the whole text back in; peak PSS of the peers' MinHash run
+    290 -> 255 MB). Only the resident set changes: a dropped page is read again from the file."""
+    try:
+        from data_juicer.ops.common.mapped_pages import MappedPages
+
+        out = []
+        for i, f in enumerate(table.schema):
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
+                col = table.column(i)
+                m = MappedPages(col)
+                if m.ranges:
+                    out.append((col, m))
+        return out
+    except Exception:  # noqa: BLE001 - only a memory figure
+        return []
+
+
 def _write_range(f, table: pa.Table, indices, lo: int, hi: int, batch_rows: int) -> None:
     """Rows [lo, hi) of the export (of ``indices`` when given) as JSON lines into the open file ``f``."""
     dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     batches = (_row_batches(table.slice(lo, hi - lo), None, batch_rows) if indices is None
                else _row_batches(table, indices[lo:hi], batch_rows))
+    mapped = _mapped_text(table)
     for batch in batches:
         rows = batch.to_pylist()
         if rows:
             f.write("\n".join(map(dumps, rows)))
             f.write("\n")
+        for col, m in mapped:
+            m.drop(col)
 
 
 def _append_file(dst, src_path: str) -> None:

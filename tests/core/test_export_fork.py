@@ -77,3 +77,29 @@ def test_small_exports_and_switch_stay_in_process(tmp_path, monkeypatch):
     monkeypatch.setenv("DJ_EXPORT_FORK", "0")
     _export(tmp_path, "off", 2)
     assert calls == []
+
+
+def test_mapped_text_pages_handed_back_same_bytes(tmp_path, monkeypatch):
+    import datasets
+
+    from data_juicer.core.backends.hf import _drop_mapped_text
+
+    monkeypatch.setattr(ex, "FORK_MIN_ROWS", 2)
+    n = 3000
+    mem = pa.table({"text": [f"line {i} " * (i % 50 + 1) for i in range(n)], "id": list(range(n))})
+    path = str(tmp_path / "t.arrow")
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, mem.schema) as w:
+        w.write_table(mem, max_chunksize=700)
+    mapped = datasets.Dataset.from_file(path)
+    assert [c.type for c, _ in ex._mapped_text(mapped.data.table)] == [pa.string()]  # the text, not the ids
+    assert ex._mapped_text(mem) == []  # in memory: never touched
+    _drop_mapped_text(mapped)  # what the load does: nothing changes but the resident set
+    idx = np.arange(0, n, 3)
+    outs = []
+    for name, table, procs in (("mem", mem, 1), ("map1", mapped.data.table, 1), ("map2", mapped.data.table, 2)):
+        folder = tmp_path / name
+        folder.mkdir()
+        Exporter(str(folder / "o.jsonl"), write_procs=procs, export_stats=False).export(table, idx)
+        outs.append((folder / "o.jsonl").read_bytes())
+    assert outs[0] == outs[1] == outs[2]
+    assert outs[0].decode().splitlines()[1] == '{"text": "' + "line 3 " * 4 + '", "id": 3}'
