@@ -118,19 +118,25 @@ def _mapped_text(table: pa.Table) -> list:
         return []
 
 
+_DROP_EVERY = 64  # batches (of 256 rows by default) between two page hand-backs
+
+
 def _write_range(f, table: pa.Table, indices, lo: int, hi: int, batch_rows: int) -> None:
     """Rows [lo, hi) of the export (of ``indices`` when given) as JSON lines into the open file ``f``."""
     dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     batches = (_row_batches(table.slice(lo, hi - lo), None, batch_rows) if indices is None
                else _row_batches(table, indices[lo:hi], batch_rows))
     mapped = _mapped_text(table)
-    for batch in batches:
+    for k, batch in enumerate(batches, 1):
         rows = batch.to_pylist()
         if rows:
             f.write("\n".join(map(dumps, rows)))
             f.write("\n")
-        for col, m in mapped:
-            m.drop(col)
+        if k % _DROP_EVERY == 0:  # the pages read so far handed back, every few MB of rows (one call per
+            for _, m in mapped:  # column chunk: per batch it grew with rows x chunks on a 2M-row export)
+                m.drop_all()
+    for _, m in mapped:
+        m.drop_all()
 
 
 def _append_file(dst, src_path: str) -> None:

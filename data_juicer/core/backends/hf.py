@@ -357,8 +357,8 @@ def _drop_mapped_text(ds) -> None:
     try:
         from data_juicer.core.exporter import _mapped_text
 
-        for col, m in _mapped_text(ds.data.table):
-            m.drop(col)
+        for _, m in _mapped_text(ds.data.table):
+            m.drop_all()
     except Exception:  # noqa: BLE001 - only a memory figure
         pass
 

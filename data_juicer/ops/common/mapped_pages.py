@@ -8,6 +8,8 @@ cache the kernel can drop. ``MappedPages(column).drop(batch)`` after a batch is 
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 import pyarrow as pa
 
@@ -48,6 +50,20 @@ class MappedPages:
                 if lo <= buf.address and buf.address + buf.size <= hi:
                     self.ranges.append((buf.address, buf.address + buf.size))
                     break
+        self.ranges.sort()
+        self._starts = [lo for lo, _ in self.ranges]
+
+    def _release(self, start: int, end: int) -> None:
+        lo = -(-start // self.page) * self.page  # whole pages inside the text only
+        hi = end // self.page * self.page
+        if hi > lo:
+            self.madvise(lo, hi - lo, self.MADV_DONTNEED)
+
+    def drop_all(self) -> None:
+        """Hand back the whole pages inside the text bytes of every chunk of the column given at
+        construction (one call per chunk)."""
+        for start, end in self.ranges:
+            self._release(start, end)
 
     def drop(self, arr) -> None:
         """Hand back the whole pages inside the text bytes of ``arr`` (a slice of the column given at
@@ -62,9 +78,7 @@ class MappedPages:
             off = np.frombuffer(bufs[1], dtype=offsets_type)
             start = bufs[2].address + int(off[chunk.offset])
             end = bufs[2].address + int(off[chunk.offset + len(chunk)])
-            if not any(lo <= start and end <= hi for lo, hi in self.ranges):
+            k = bisect_right(self._starts, start) - 1  # the column chunk holding this text, if any
+            if k < 0 or end > self.ranges[k][1]:
                 continue
-            lo = -(-start // self.page) * self.page  # whole pages inside the text only
-            hi = end // self.page * self.page
-            if hi > lo:
-                self.madvise(lo, hi - lo, self.MADV_DONTNEED)
+            self._release(start, end)
