@@ -165,6 +165,28 @@ class WorkerError(RuntimeError):
     """A pool worker died or raised an exception that could not be sent back as it was."""
 
 
+def _shed_memory() -> None:
+    """Hand freed memory back to the system before the workers fork: Python's garbage, the blocks Arrow's
+    allocator keeps after a load or a global step, and glibc's free lists. A forked worker starts with
+    the driver's whole heap mapped (copy-on-write), so this is memory each worker would otherwise hold
+    for the pass: at 2M documents the driver was ~100 MB larger at the fork than at 50k."""
+    import gc
+
+    gc.collect()
+    try:
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+    except Exception:  # noqa: BLE001 - an allocator without it
+        pass
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, chunk_rows: Optional[int] = None,
              fingerprint: Optional[str] = None, cache_dir: Optional[str] = None, load_from_cache_file: bool = True,
              remove_columns: Sequence[str] = (), desc: str = ""):
@@ -204,6 +226,7 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     formatter = get_formatter(ds._format_type, features=ds.features, **format_kwargs)
     job = (arrow_ds, fn, formatter, ds.features, batch_size, tuple(remove_columns), folder, tag)
 
+    _shed_memory()  # what the driver frees before the fork is not inherited by (nor counted in) each worker
     ctx = mp.get_context("fork")
     # anonymous shared memory (no file descriptor stays open, unlike multiprocessing.Value's heap)
     counter = mmap.mmap(-1, 8)
