@@ -48,17 +48,6 @@ def dir_bytes(path: Path) -> int:
     return total
 
 
-def _anon_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def _last_log_line(path: Path) -> str:
     """The run log's last line without its time stamp and level (the phase the run is in)."""
     try:
@@ -96,7 +85,7 @@ class Timeline(threading.Thread):
             driver = workers = 0
             for p in procs:
                 try:
-                    anon = _anon_bytes(p.pid)
+                    anon = bl._rss_anon(p.pid)
                     if p.ppid() == me.pid:
                         driver += anon
                     else:
