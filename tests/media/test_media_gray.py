@@ -1,5 +1,7 @@
 """The grey image shared by the subplot and face ops of a pass (media.image.to_gray / row_gray)."""
 
+import os
+
 import cv2
 import numpy as np
 import pytest
@@ -104,6 +106,38 @@ def test_face_filters_share_detections(media_files, monkeypatch):
     other = OPERATORS.get("image_face_ratio_filter")(cv_classifier="haarcascade_frontalface_default.xml")
     run_ops_on_rows([count, other], [dict(r) for r in rows])
     assert len(calls) == 4  # another cascade file: its own detections
+
+
+def test_face_blur_mapper_shares_the_filters_detections(real_testdata, tmp_path, monkeypatch):
+    """image_face_count_filter then image_face_blur_mapper (same cascade) in one pass: one detection
+    per image, and the mapper writes the very file it writes alone."""
+    import data_juicer.ops.common.faces as faces_mod
+
+    calls = []
+    real = faces_mod.detect_faces
+
+    def counting(image, cascade, gray=None, **kw):
+        calls.append(image.size)
+        return real(image, cascade, gray=gray, **kw)
+
+    monkeypatch.setattr(faces_mod, "detect_faces", counting)
+    import data_juicer.ops.mapper.image_face_blur_mapper as blur_mod
+
+    monkeypatch.setattr(blur_mod, "detect_faces", counting, raising=False)  # a direct call would count too
+    src = os.path.join(real_testdata, "image", "skimage", "astronaut.png")
+    count = OPERATORS.get("image_face_count_filter")(min_face_count=1, max_face_count=5)
+    alone = run_ops_on_rows([OPERATORS.get("image_face_blur_mapper")(save_dir=str(tmp_path / "a"))],
+                            [{"id": 0, "images": [src]}])
+    assert len(calls) == 1
+    calls.clear()
+    both = run_ops_on_rows([count, OPERATORS.get("image_face_blur_mapper")(save_dir=str(tmp_path / "b"))],
+                           [{"id": 0, "images": [src]}])
+    assert len(calls) == 1  # the mapper took the filter's faces
+    assert both[0][Fields.stats]["face_counts"] == [2]
+    a, b = alone[0]["images"][0], both[0]["images"][0]
+    assert a != src and os.path.basename(a) == os.path.basename(b)
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        assert fa.read() == fb.read()
 
 
 def test_benchmark_recipe_decodes_once_and_detects_only_survivors(media_files, monkeypatch):

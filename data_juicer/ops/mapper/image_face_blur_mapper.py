@@ -6,7 +6,7 @@ from pydantic import NonNegativeFloat
 from data_juicer.media.files import transform_file_name
 from data_juicer.media.image import load_row_images, row_context
 from data_juicer.ops.base import Mapper
-from data_juicer.ops.common.faces import detect_faces, load_cascade, resolve_cascade
+from data_juicer.ops.common.faces import load_cascade, resolve_cascade, row_faces
 from data_juicer.ops.common.media import row_source_files
 from data_juicer.ops.mapper.image_blur_mapper import make_blur, replace_bytes, save_image
 from data_juicer.ops.registry import OPERATORS
@@ -24,7 +24,9 @@ class ImageFaceBlurMapper(Mapper):
     source), named from the source's content and the parameters, so a rerun gives the same paths
     (Data-Juicer's names carry the process id and the time). ``__dj__source_file__`` keeps the
     original paths; a row's ``image_bytes`` get the new file's encoded bytes (Data-Juicer stores
-    raw pixels there).
+    raw pixels there). In a pass that also runs ``image_face_count_filter`` /
+    ``image_face_ratio_filter`` with the same cascade file, the faces found for an image are found
+    once (``faces.row_faces``), as are its decoded and grey versions.
     """
 
     modality = "image"
@@ -71,7 +73,7 @@ class ImageFaceBlurMapper(Mapper):
             ctx = row_context(samples, i)
             done = {}
             for path, img in images.items():
-                dets = detect_faces(img, cascade)
+                dets = row_faces(samples, i, path, img, self.cv_classifier, cascade)
                 if not dets:
                     done[path] = path
                     continue
