@@ -60,46 +60,9 @@ def kernel_usable(name: str, probe, fallback: str) -> bool:
     return _PROBED[name]
 
 
-class _NoScipyLinalg:
-    """Import hook: ``scipy.linalg`` (and below) cannot be imported by the thread that installed it."""
-
-    def __init__(self):
-        import threading
-
-        self._thread = threading.get_ident()
-
-    def find_spec(self, name, path=None, target=None):
-        import threading
-
-        if (name == "scipy.linalg" or name.startswith("scipy.linalg.")) and threading.get_ident() == self._thread:
-            raise ImportError("scipy.linalg is not imported while numba loads its implementations")
-        return None
-
-
-def _import_numba() -> None:
-    """Import numba's array implementations without ``scipy.linalg``. The first compiled (or cached)
-    kernel makes numba import all its implementations; ``numba.np.arraymath`` then imports
-    ``scipy.linalg`` (0.2 CPU-s, ~90 modules, +11 MB anonymous / +17 MB RSS) only to note whether
-    ``np.correlate`` / ``np.convolve`` may call BLAS (without it they use their own loop). No kernel
-    here uses either, nor does any other numba kernel of this package; numba's linear algebra
-    (``np.dot``, ``np.linalg``) still imports scipy when it is compiled. A no-op where
-    ``scipy.linalg`` or those implementations are already imported."""
-    import sys
-
-    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
-        return
-    hook = _NoScipyLinalg()
-    sys.meta_path.insert(0, hook)
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
-        sys.meta_path.remove(hook)
-
-
 def _kernels():
     global _KERNELS
     if _KERNELS is None:
-        _import_numba()
         from data_juicer.ops.common import minhash_kernels as k
 
         _KERNELS = k.space_tokens, k.char_tokens, (k.sign_ossl if _openssl_usable(k) else k.sign)
