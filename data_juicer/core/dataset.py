@@ -1,7 +1,9 @@
 """The dataset facade dataset-level ops see, over a Hugging Face ``datasets.Dataset``.
 
 Dataset-level ops (dedup's ``process``, selectors, groupers) use only this small surface, so
-the Ray backend can offer the same one.
+the Ray backend can offer the same one. ``ArrowRows`` stands in for the ``datasets.Dataset`` on the
+HF backend's lean path (``HFBackend.lean``): a recipe of threaded-hashing deduplicators over JSONL
+never needs ``datasets`` (its import is ~0.7 CPU s and ~50 MB of the driver's anonymous memory).
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ class DJDataset:
         if self._extra:
             idx = pa.array(indices, type=pa.int64())
             extra = {k: v.take(idx) for k, v in self._extra.items()}
+        if isinstance(self._ds, ArrowRows):
+            return DJDataset(self._ds.select(indices), extra)
         direct = _select_direct(self._ds, indices)
         return DJDataset(direct if direct is not None else self._ds.select(indices), extra)
 
@@ -116,6 +120,119 @@ class DJDataset:
         import datasets
 
         return cls(datasets.Dataset.from_list(rows))
+
+
+class ArrowRows:
+    """The part of ``datasets.Dataset`` the lean path uses, over one Arrow table (memory-mapped when it
+    was loaded from an Arrow file) and a pending row selection kept as HF keeps it (``_indices``: a
+    one-column table of uint64 row numbers into the table). The same table and row numbers as the
+    ``datasets.Dataset`` the full path builds; ``to_hf`` gives that dataset where a step needs more."""
+
+    def __init__(self, table: pa.Table, indices: pa.Table | None = None, path: str | None = None):
+        self._table = table
+        self._indices = indices
+        self.path = path  # the Arrow stream file the table is mapped from (None: in memory)
+
+    @property
+    def data(self):
+        return self  # ``ds.data.table`` / ``ds.data.column(name)``, as on a ``datasets`` table
+
+    @property
+    def table(self) -> pa.Table:
+        return self._table
+
+    def column(self, name):
+        return self._table.column(name)
+
+    @property
+    def num_rows(self) -> int:
+        return self._table.num_rows if self._indices is None else self._indices.num_rows
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self._table.column_names)
+
+    def select_columns(self, names) -> "ArrowRows":
+        return ArrowRows(self._table.select(list(names)), self._indices)
+
+    def remove_columns(self, names) -> "ArrowRows":
+        return ArrowRows(self._table.drop_columns(list(names)), self._indices)
+
+    def select(self, indices) -> "ArrowRows":
+        import numpy as np
+
+        idx = np.asarray(indices, dtype=np.int64)
+        if idx.ndim != 1:
+            raise ValueError("select: row numbers must be one-dimensional")
+        if len(idx) and (int(idx.min()) < 0 or int(idx.max()) >= self.num_rows):
+            raise IndexError(f"select: a row number is outside 0..{self.num_rows - 1}")
+        mapping = numpy_array(idx.astype(np.uint64, copy=False))
+        if self._indices is not None:
+            mapping = self._indices.column(0).take(mapping)
+        return ArrowRows(self._table, pa.table({"indices": mapping}))
+
+    def flatten_indices(self) -> "ArrowRows":
+        if self._indices is None:
+            return self
+        return ArrowRows(self._table.take(self._indices.column(0)), None)
+
+    def append_column(self, name: str, values: pa.Array) -> "ArrowRows":
+        """``ds.add_column`` of an unselected dataset (HF concatenates the one-column table on the right)."""
+        if self._indices is not None:
+            raise ValueError("append_column: only on a dataset without a pending row selection")
+        return ArrowRows(self._table.append_column(name, values), None, self.path)
+
+    def to_hf(self):
+        """The ``datasets.Dataset`` of the same rows: the Arrow file mapped by ``datasets`` (or the
+        in-memory table) with the same pending row selection."""
+        import datasets
+        from datasets.table import ConcatenationTable, InMemoryTable, MemoryMappedTable
+
+        if self.path is not None:
+            mapped = MemoryMappedTable.from_file(self.path)
+            if mapped.column_names == self._table.column_names:
+                table = mapped
+            else:  # columns appended in memory (the row index)
+                extra = self._table.select(self._table.column_names[len(mapped.column_names):])
+                table = ConcatenationTable.from_tables([mapped, InMemoryTable(extra)], axis=1)
+        else:
+            table = InMemoryTable(self._table)
+        ds = datasets.Dataset(table)
+        if self._indices is not None:
+            ds = datasets.Dataset(ds._data, info=ds.info.copy(), split=ds.split,
+                                  indices_table=InMemoryTable(self._indices))
+        return ds
+
+
+def numpy_array(values) -> pa.Array:
+    """``pa.array(values)`` of a 1-d numpy array of fixed-width numbers, without what ``pa.array`` does
+    first for any numpy input: import pandas (~0.26 CPU s, to ask whether it is a pandas object)."""
+    import numpy as np
+
+    values = np.ascontiguousarray(values)
+    if values.ndim != 1 or values.dtype.kind not in "iuf" or values.dtype.byteorder not in "=|":
+        return pa.array(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def to_numpy(values) -> "np.ndarray":
+    """``values.to_numpy()`` of an Arrow array or chunked array of fixed-width numbers without nulls,
+    read from its buffers (``to_numpy`` imports pandas first, ~0.26 CPU s); anything else as
+    ``to_numpy`` gives it."""
+    import numpy as np
+
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    t = values.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t)) or values.null_count:
+        return values.to_numpy()
+    dtype = np.dtype(t.to_pandas_dtype())
+    parts = [np.frombuffer(c.buffers()[1], dtype=dtype)[c.offset:c.offset + len(c)] for c in chunks if len(c)]
+    if not parts:
+        return np.empty(0, dtype=dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _select_direct(ds, indices):

@@ -339,6 +339,56 @@ class Loader:
                                 f"loading (first: {where}: {first['message']})")
         return LoadResult(ds, rejected)
 
+    def load_lean(self, specs: list[SourceSpec], max_sample_num: Optional[int] = None) -> Optional[LoadResult]:
+        """``load`` without ``datasets``, for the HF backend's lean path: the same Arrow table (and
+        the same file, memory-mapped) as ``load`` gives for one ``dataset_path`` of ``.jsonl`` files
+        that need nothing but pyarrow's reader, as an ``ArrowRows``. None for anything else (a
+        mix, a sample cap, lenient or extra load arguments, suffixes, an empty file, media fields,
+        a null or non-string text, invalid UTF-8, a read pyarrow rejects): ``load`` then reads the
+        data, and reports or ledgers what is wrong, as it always does."""
+        from data_juicer.core.dataset import ArrowRows
+
+        if (len(specs) != 1 or max_sample_num or self.lenient or self.load_kwargs or self.add_suffix
+                or specs[0].weight != 1.0):
+            return None
+        import pyarrow as pa
+
+        try:
+            path = specs[0].path
+            files = list_files(path, self.suffixes)
+            if not files or not all(format_of(f) == "json" and f.endswith(".jsonl") for f in files):
+                return None
+            if any(_empty_file(f) for f in files):
+                return None
+            if sum(os.path.getsize(f) for f in files) <= SMALL_BYTES:
+                import pyarrow.json as paj
+
+                tables = [paj.read_json(f) for f in files]
+                table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="permissive")
+                rows = ArrowRows(table)
+            else:
+                arrow = _stream_path(files, self.cache_dir or _default_datasets_cache())
+                if not _join_prefetch(arrow):
+                    return None
+                if not os.path.exists(arrow):
+                    os.makedirs(os.path.dirname(arrow), exist_ok=True)
+                    tmp = f"{arrow}.tmp-{os.getpid()}"
+                    try:
+                        self._stream_to(files, tmp)
+                        os.replace(tmp, arrow)
+                    finally:
+                        if os.path.exists(tmp):
+                            os.remove(tmp)
+                # what datasets.Dataset.from_file maps (datasets.table._memory_mapped_arrow_table_from_file)
+                table = pa.ipc.open_stream(pa.memory_map(arrow)).read_all()
+                rows = ArrowRows(table, path=arrow)
+        except Exception:  # noqa: BLE001 - load reads the files and reports what is wrong
+            return None
+        if not _lean_table_ok(table, self.text_keys[0], self.media_keys):
+            return None
+        _release_arrow_memory()
+        return LoadResult(rows, [])
+
     # -- one dataset_path entry --------------------------------------------------------------
     def _load_source(self, path: str, rejected: list[dict]):
 
@@ -590,6 +640,32 @@ class Loader:
             rejected.append({"op": "load", "index": int(i), "error_type": "NullText",
                              "message": f"field '{key}' is null", "sample": ds[int(i)]})
         return ds.select(np.flatnonzero(~mask))
+
+
+def _lean_table_ok(table, text_key: str, media_keys) -> bool:
+    """A loaded table the full load would take as it is: valid UTF-8 throughout (``_check_json``), the
+    text a string column without nulls (``_drop_null_text``), no media fields (``_absolutize_media``
+    rewrites their paths), and only types ``datasets`` keeps as they are (no extension types)."""
+    import pyarrow as pa
+
+    if text_key not in table.column_names or any(k in table.column_names for k in media_keys):
+        return False
+    t = table.schema.field(text_key).type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)) or table.column(text_key).null_count:
+        return False
+
+    def plain(tp) -> bool:
+        if isinstance(tp, pa.ExtensionType):
+            return False
+        return all(plain(tp.field(i).type) for i in range(tp.num_fields))
+
+    if not all(plain(f.type) for f in table.schema):
+        return False
+    try:
+        table.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _stream_path(files: list[str], cache_root) -> str:

@@ -11,12 +11,16 @@ from loguru import logger
 
 from data_juicer.core.backends import hf_pool
 from data_juicer.core.backends.base import Backend
-from data_juicer.core.dataset import DJDataset
+from data_juicer.core.dataset import ArrowRows, DJDataset
 from data_juicer.ops.base import Deduplicator
 from data_juicer.utils.constant import Fields
 
 
 _ORDER = "__dj__lineage_order__"  # a streamed row's input index, through the pass after the stage
+
+# ops whose whole run (threaded hashing of an Arrow table, ``hash_table``; a ``process`` over the
+# ``DJDataset`` surface that ``ArrowRows`` offers) needs no ``datasets`` (``HFBackend.lean``)
+LEAN_OPS = frozenset({"document_minhash_deduplicator"})
 
 
 class HFBackend(Backend):
@@ -31,6 +35,24 @@ class HFBackend(Backend):
         self.np = max(1, min(self.recipe.np, os.cpu_count() or 1))
         self._pending_extra = None  # hashes kept beside the data by a hashing-only pass, for the dedup after it
         self._extra_uses = 0  # how many dedups (in a row) the pending hashes are for
+        self.lean = self._lean_recipe()
+
+    def _lean_recipe(self) -> bool:
+        """Run without importing ``datasets`` where it cannot change the result: every op in
+        ``LEAN_OPS``, no checkpoints, a JSONL result (``datasets`` adds its schema metadata to a parquet
+        one). The load may still decline (``Loader.load_lean``), and any step outside the lean surface
+        turns the data into a ``datasets.Dataset`` first (``_hf``). ``DJ_LEAN=0`` turns it off."""
+        if os.environ.get("DJ_LEAN", "1").strip().lower() in ("0", "false", "no", "off"):
+            return False
+        r = self.recipe
+        try:
+            from data_juicer.core.exporter import export_format
+
+            fmt = export_format(r.export_path, r.export_type)
+        except Exception:  # noqa: BLE001 - the export reports it
+            return False
+        names = [s.name for s in r.ops]
+        return bool(names) and all(n in LEAN_OPS for n in names) and not r.use_checkpoint and fmt == "jsonl"
 
     @property
     def workers(self) -> int:
@@ -38,6 +60,14 @@ class HFBackend(Backend):
 
     def start(self) -> None:
         self._prefetch()
+        if not self.lean or "datasets" in sys.modules:
+            self._datasets_switches()
+        if self.recipe.cache_compress:
+            from data_juicer.core.cache import check_method
+
+            check_method(self.recipe.cache_compress)
+
+    def _datasets_switches(self) -> None:
         import datasets
 
         # datasets' switch is process-wide: set it for this run both ways, so an earlier run in the
@@ -46,10 +76,15 @@ class HFBackend(Backend):
             datasets.enable_caching()
         else:
             datasets.disable_caching()
-        if self.recipe.cache_compress:
-            from data_juicer.core.cache import check_method
+        if not sys.stderr.isatty():  # plain log lines instead of progress bars
+            datasets.disable_progress_bars()
 
-            check_method(self.recipe.cache_compress)
+    def _hf(self, ds):
+        """``ds`` as a ``datasets.Dataset`` for a step outside the lean surface (``ArrowRows.to_hf``)."""
+        if isinstance(ds, ArrowRows):
+            self._datasets_switches()
+            return ds.to_hf()
+        return ds
 
     def stop(self) -> None:
         from data_juicer.core.loader import _join_prefetch
@@ -84,12 +119,20 @@ class HFBackend(Backend):
 
     # -- data ------------------------------------------------------------------------------
     def load(self):
-        import datasets
-
         r = self.recipe
-        if not sys.stderr.isatty():  # plain log lines instead of progress bars
-            datasets.disable_progress_bars()
         loader, specs, max_n = self._loader()
+        result = loader.load_lean(specs, max_n) if self.lean else None
+        if result is not None and result.dataset.num_rows:
+            ds = result.dataset
+            if r.skip_op_error and Fields.row_index not in ds.column_names:
+                import numpy as np
+
+                from data_juicer.core.dataset import numpy_array
+
+                ds = ds.append_column(Fields.row_index, numpy_array(np.arange(ds.num_rows, dtype=np.int64)))
+            _drop_mapped_text(ds)
+            return ds
+        self._datasets_switches()
         result = loader.load(specs, max_n)
         if result.rejected:
             n = self.ledger.record(result.rejected)
@@ -101,6 +144,7 @@ class HFBackend(Backend):
         return ds
 
     def head(self, ds, n: int) -> dict:
+        ds = self._hf(ds)
         n = min(n, ds.num_rows)
         return ds.select(range(n)).to_dict() if n else {}
 
@@ -111,6 +155,7 @@ class HFBackend(Backend):
         return table.select([c for c in names if c in table.column_names])
 
     def first_row(self, ds, exclude=()) -> Optional[dict]:
+        ds = self._hf(ds)
         if not ds.num_rows:
             return None
         return dict(ds.select_columns([c for c in ds.column_names if c not in exclude])[0])
@@ -123,6 +168,7 @@ class HFBackend(Backend):
             out = self._hash_only(list(stage.dedups), ds, hash_only)
             if out is not None:
                 return out
+        ds = self._hf(ds)
         heavy = any(getattr(o, "modality", "text") in ("image", "audio", "video", "multimodal")
                     for op in stage.ops for o in (getattr(op, "filters", None) or [op]))
         map_kwargs = self._cache_kwargs(stage, ds, run)
@@ -225,7 +271,7 @@ class HFBackend(Backend):
             # no datasets.map (its Python rows and writer), only the hash columns held
             try:
                 table = ds.select_columns(cols).data.table
-                indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
+                indices = _row_numbers(ds)
                 extra = {}
                 for op in ops:
                     extra.update(op.hash_table(table, num_threads=self.np, indices=indices))
@@ -234,6 +280,7 @@ class HFBackend(Backend):
             else:
                 self._pending_extra, self._extra_uses = extra, len(ops)
                 return ds
+        ds = self._hf(ds)
         num_proc = self.np if self.np > 1 and ds.num_rows > batch_size else None
         try:
             if num_proc and hf_pool.enabled():
@@ -292,7 +339,7 @@ class HFBackend(Backend):
             extra = getattr(result, "_extra", None)
             if extra:
                 self._pending_extra, self._extra_uses = dict(extra), uses - 1
-        return (result.hf if isinstance(result, DJDataset) else result), pairs
+        return (result.hf if isinstance(result, DJDataset) else self._hf(result)), pairs
 
     can_stream = True
 
@@ -301,6 +348,7 @@ class HFBackend(Backend):
 
         from data_juicer.utils.batch import iter_rows, rows_to_batch
 
+        ds = self._hf(ds)
         wrapped = DJDataset(ds, self._pending_extra, ledger=self.ledger)
         self._pending_extra, self._extra_uses = None, 0
         kept, bad, n_mid, unordered = [], [], 0, 0
@@ -334,6 +382,7 @@ class HFBackend(Backend):
 
     # -- checkpoint store ------------------------------------------------------------------
     def save(self, ds, folder: str):
+        ds = self._hf(ds)
         if ds._indices is not None:
             ds = ds.flatten_indices()
         ds.save_to_disk(folder)
@@ -346,8 +395,19 @@ class HFBackend(Backend):
 
     # -- export ----------------------------------------------------------------------------
     def export(self, ds, exporter):
-        indices = ds._indices.column(0).to_numpy() if ds._indices is not None else None
-        return exporter.export(_decoded_json_columns(ds), indices)
+        return exporter.export(_decoded_json_columns(ds), _row_numbers(ds))
+
+
+def _row_numbers(ds):
+    """The pending row selection as numpy row numbers (None: none); of an ``ArrowRows`` read from the
+    buffers (Arrow's ``to_numpy`` imports pandas)."""
+    if ds._indices is None:
+        return None
+    if isinstance(ds, ArrowRows):
+        from data_juicer.core.dataset import to_numpy
+
+        return to_numpy(ds._indices.column(0))
+    return ds._indices.column(0).to_numpy()
 
 
 def _drop_mapped_text(ds) -> None:
@@ -387,8 +447,10 @@ def _decoded_json_columns(ds):
 
     import pyarrow as pa
 
-    json_type = getattr(__import__("datasets").features, "Json", None)
     table = ds.data.table
+    if isinstance(ds, ArrowRows):  # pyarrow's JSON reader makes no Json columns (``_lean_table_ok``)
+        return table
+    json_type = getattr(__import__("datasets").features, "Json", None)
     if json_type is None:
         return table
 
