@@ -199,7 +199,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
         sig = minhash_numba.buffer_signatures(data, off, self.tokenization, self.window_size,
                                               self._perm_a, self._perm_b)
         if self.short_texts == "whole":
-            self._sign_short_texts_whole(_ArrowTexts(data, off), sig)
+            self._sign_short_buffers_whole(data, off, sig)
         return sig
 
     def hash_table(self, table: pa.Table, num_threads: int = 1, batch_rows: Optional[int] = None,
@@ -261,6 +261,27 @@ class DocumentMinhashDeduplicator(Deduplicator):
             if 0 < n < self.window_size:
                 whole = shingles(prepared[i], self.tokenization, n)
                 sig[i] = signatures([shingle_hashes(whole)], self._perm_a, self._perm_b)[0]
+
+    def _sign_short_buffers_whole(self, data: np.ndarray, off: np.ndarray, sig: np.ndarray) -> None:
+        """``_sign_short_texts_whole`` of prepared UTF-8 texts ``data[off[d]:off[d + 1]]`` (``space`` or
+        ``character`` tokenization, compiled path), in the kernels: a text of ``n`` tokens, ``0 < n <
+        window_size``, has exactly one shingle of window ``n``, all its tokens (no Python strings)."""
+        short = np.flatnonzero((sig == MAX_HASH).all(axis=1))
+        if not len(short):
+            return
+        sizes = off[short + 1] - off[short]
+        sub_off = np.zeros(len(short) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=sub_off[1:])
+        sub = np.concatenate([data[off[d]:off[d + 1]] for d in short.tolist()]) if sub_off[-1] else \
+            np.zeros(1, dtype=np.uint8)
+        space_tokens_k, char_tokens_k, _ = minhash_numba._kernels()
+        _, _, doc_tok = (space_tokens_k if self.tokenization == "space" else char_tokens_k)(sub, sub_off)
+        counts = np.diff(doc_tok)
+        for n in range(1, self.window_size):
+            rows = counts == n
+            if rows.any():
+                whole = minhash_numba.buffer_signatures(sub, sub_off, self.tokenization, n, self._perm_a, self._perm_b)
+                sig[short[rows]] = whole[rows]
 
     def hash_inputs(self):
         return [self.text_key]
@@ -375,16 +396,6 @@ def _spilled(chunks) -> pa.ChunkedArray:
     finally:
         os.unlink(path)
     return column
-
-
-class _ArrowTexts:
-    """Texts of UTF-8 buffer + offsets, decoded when indexed (``short_texts: whole`` reads a few)."""
-
-    def __init__(self, data: np.ndarray, offsets: np.ndarray):
-        self.data, self.offsets = data, offsets
-
-    def __getitem__(self, i: int) -> str:
-        return self.data[self.offsets[i]:self.offsets[i + 1]].tobytes().decode("utf-8")
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)

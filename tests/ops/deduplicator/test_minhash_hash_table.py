@@ -7,6 +7,8 @@ import pytest
 from data_juicer.core.dataset import DJDataset
 from data_juicer.ops import OPERATORS
 from data_juicer.ops.common import minhash_numba
+from data_juicer.ops.common.minhash import shingle_hashes, signatures
+from data_juicer.ops.common.shingles import shingles
 from data_juicer.utils.constant import HashKeys
 
 BASE = "the quick brown fox jumps over the lazy dog and then runs far away into the dark green forest"
@@ -182,3 +184,20 @@ def test_signed_batches_of_a_mapped_file_are_released(tmp_path):
     assert by_hash_table(op, mapped).tolist() == want.tolist()  # read again from the page cache: same values
     assert not _MappedPages(table.column("text")).ranges  # heap memory: nothing to release
     assert _MappedPages(mapped.column("text")).ranges
+
+
+@pytest.mark.parametrize("tokenization", ["space", "character"])
+def test_short_texts_whole_in_kernels_gives_python_values(tokenization):
+    # short texts (1 to window - 1 tokens) signed from the buffer: runs of spaces, non-ASCII, empty,
+    # upper case lower-cased first, mixed with long texts, from a sliced array (offsets not from 0)
+    texts = ["", "a", "  a  b  ", "Ünï cödé", "中文", "x y z w", "one two three four five six", " ", "ΑΒΓ δ",
+             "abcdefgh"]
+    op = make(tokenization=tokenization, short_texts="whole")
+    arr = pa.array(["pad"] + texts)[1:]
+    want = op._signatures(texts)
+    assert np.array_equal(op._arrow_signatures(arr), want)
+    sets = [set(shingles(t.lower(), tokenization, op.window_size)) for t in texts]
+    ref = signatures([shingle_hashes(s) for s in sets], op._perm_a, op._perm_b)
+    op._sign_short_texts_whole([t.lower() for t in texts], ref)  # the Python path over the texts
+    assert np.array_equal(want, ref)
+    assert not (want[1] == 0xFFFFFFFF).all() and (want[0] == 0xFFFFFFFF).all()
