@@ -107,7 +107,8 @@ class ImageBlurMapper(Mapper):
                     continue
                 out = transform_file_name(path, self.name, self.params, out_dir=self.save_dir)
                 if not os.path.exists(out):
-                    blurred = images[path].convert("RGB").filter(self.blur)
+                    img = images[path]  # filter() returns a new image: no RGB copy of an RGB image first
+                    blurred = (img if img.mode == "RGB" else img.convert("RGB")).filter(self.blur)
                     save_image(blurred, out)
                     if ctx is not None:
                         ctx[out] = blurred
