@@ -181,8 +181,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
         ``minhash_numba.lower_buffer``, which gives Python's ``str.lower`` bytes (Arrow's
         ``utf8_lower`` differs on a few characters) without holding the GIL; otherwise the texts go
         through ``_signatures``."""
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
+        if isinstance(arr, pa.ChunkedArray):  # a batch within one chunk is read in place, not copied
+            arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
         raw = (self._ignore is None and not self.simplify
                and self.tokenization in ("space", "character") and minhash_numba.available())
         if not raw or arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
