@@ -307,6 +307,8 @@ def main(argv=None) -> int:
     ap.add_argument("--np", type=int, default=2, help="np of the default executor")
     ap.add_argument("--scaling", action="store_true", help="also run 1 node x 1 CPU, 2 nodes x 1 CPU, 1 node x 2")
     ap.add_argument("--skip-compare", action="store_true", help="only the scaling table")
+    ap.add_argument("--layouts", default="1node_1cpu,2nodes_1cpu_each,1node_2cpu",
+                    help="--scaling: the cluster layouts to run (e.g. '1node_1cpu,2nodes_1cpu_each' for the ratio alone)")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--skip-connect", action="store_true",
                     help="no 'ray_connect' run (the job connecting to a running local cluster)")
@@ -380,7 +382,12 @@ def main(argv=None) -> int:
     if a.scaling:
         from ray.cluster_utils import Cluster
 
-        for label, nodes in (("ray_1node_1cpu", [1]), ("ray_2nodes_1cpu_each", [1, 1]), ("ray_1node_2cpu", [2])):
+        layouts = {"1node_1cpu": [1], "2nodes_1cpu_each": [1, 1], "1node_2cpu": [2]}
+        wanted = [x.strip() for x in a.layouts.split(",") if x.strip()]
+        unknown = [x for x in wanted if x not in layouts]
+        if unknown:
+            ap.error(f"--layouts: unknown {', '.join(unknown)} (known: {', '.join(layouts)})")
+        for label, nodes in ((f"ray_{x}", layouts[x]) for x in wanted):
             cluster = Cluster(initialize_head=True, connect=False,
                               head_node_args={"num_cpus": nodes[0], "include_dashboard": False})
             try:
