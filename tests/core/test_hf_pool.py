@@ -62,6 +62,66 @@ def test_uneven_chunks_balance():
     assert chunks_of[slow] < chunks_of[next(p for p in chunks_of if p != slow)]
 
 
+def test_recycled_workers_same_dataset(monkeypatch):
+    """A worker past its row budget is replaced by a freshly forked one: same rows, same order, more pids."""
+    ds = _ds(100)
+    want = ds.map(_drop_odd_add_len, batched=True, batch_size=3)
+
+    def with_pid(batch):
+        out = _drop_odd_add_len(batch)
+        out["pid"] = [os.getpid()] * len(out["id"])
+        return out
+
+    monkeypatch.setenv(hf_pool.ENV_WORKER_ROWS, "14")  # two chunks of 7 rows a worker
+    got = hf_pool.pool_map(ds, with_pid, batch_size=3, num_proc=2, chunk_rows=7)
+    assert got.remove_columns("pid").to_dict() == want.to_dict()
+    pids = got["pid"]
+    assert len(set(pids)) >= 7  # 15 chunks, at most 2 a worker
+    assert all(len({i // 7 for i, q in enumerate(pids) if q == p}) <= 2 for p in set(pids))
+    monkeypatch.setenv(hf_pool.ENV_WORKER_ROWS, "0")  # never replaced: the two first workers do it all
+    assert len(set(hf_pool.pool_map(ds, with_pid, batch_size=3, num_proc=2, chunk_rows=7)["pid"])) <= 2
+
+
+def test_worker_rows_setting(monkeypatch):
+    monkeypatch.delenv(hf_pool.ENV_WORKER_ROWS, raising=False)
+    assert hf_pool.worker_rows() == 25_000
+    monkeypatch.setenv(hf_pool.ENV_WORKER_ROWS, "0")
+    assert hf_pool.worker_rows() == 0
+    for bad in ("-1", "many"):
+        monkeypatch.setenv(hf_pool.ENV_WORKER_ROWS, bad)
+        with pytest.raises(ValueError, match="DJ_HF_POOL_WORKER_ROWS"):
+            hf_pool.worker_rows()
+
+
+def _huge_page_regions() -> int:
+    with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
+        return sum(1 for line in f if line.startswith("VmFlags:") and " hg" in line)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="needs Linux's /proc/self/smaps")
+def test_no_huge_pages_clears_the_advice():
+    """A region that asked for transparent huge pages (numpy does for large arrays where THP is in madvise
+    mode) is told not to, so khugepaged does not fill it in during a pass."""
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    size = 8 << 20
+    addr = libc.mmap(None, size, 3, 0x22, -1, 0)  # PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS
+    try:
+        if libc.madvise(addr, size, 14) != 0:  # MADV_HUGEPAGE: fails where the kernel has no THP
+            pytest.skip("no transparent huge pages here")
+        assert _huge_page_regions() >= 1
+        assert hf_pool._no_huge_pages() >= size
+        assert _huge_page_regions() == 0
+        hf_pool._shed_memory()  # and it is part of what the driver does before a fork
+    finally:
+        libc.munmap(addr, size)
+
+
 def test_worker_exception_raised_in_driver(tmp_path):
     def boom(batch):
         if 37 in batch["id"]:
@@ -160,3 +220,15 @@ def test_end_to_end_ledger_from_workers_same_output_as_map(tmp_path, make_recipe
     mapped, ledger_map = _run(tmp_path, make_recipe, monkeypatch, "0", use_cache=use_cache)
     assert pooled == mapped
     assert sorted(e["id"]["id"] for e in ledger_map) == sorted(e["id"]["id"] for e in ledger)
+
+
+def test_end_to_end_recycled_workers_same_output_and_ledger(tmp_path, make_recipe, monkeypatch):
+    """Workers replaced after every 4-row chunk: the export and the error ledger are those of two workers."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    pooled, ledger = _run(tmp_path / "a", make_recipe, monkeypatch, "1", use_cache=False)
+    monkeypatch.setenv(hf_pool.ENV_WORKER_ROWS, "4")
+    recycled, ledger_r = _run(tmp_path / "b", make_recipe, monkeypatch, "1", use_cache=False)
+    assert recycled == pooled and len(recycled.splitlines()) == 25
+    assert sorted(e["id"]["id"] for e in ledger_r) == sorted(e["id"]["id"] for e in ledger) == [
+        "s10", "s17", "s24", "s3", "s31", "s38"]

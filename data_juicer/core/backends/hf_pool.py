@@ -12,6 +12,8 @@ free (so uneven rows balance), and write each chunk's output as an Arrow file wi
 own ``ArrowWriter``, starting from the input's features, as ``map`` does. The driver waits on the
 workers' pipes (no polling), and assembles the chunk files in row order. The result is the same
 ``datasets.Dataset`` ``map`` would give: same columns in the same order, same types, same rows.
+A worker that has processed ``DJ_HF_POOL_WORKER_ROWS`` rows (default 25,000) exits after its chunk and
+the driver forks a fresh one, so a worker's memory does not grow with the size of the dataset.
 
 Cache: with a fingerprint, the chunk files are ``cache-<fingerprint>_pool_<i>_of_<n>.arrow`` in the
 input's cache folder, and ``cache-<fingerprint>_pool.json`` lists them once all are written; a rerun
@@ -34,6 +36,26 @@ from typing import Callable, Optional, Sequence
 from loguru import logger
 
 ENV_SWITCH = "DJ_HF_POOL"
+# A worker that has processed this many rows exits before taking another chunk, and the driver forks a
+# fresh one (as multiprocessing's ``maxtasksperchild``): what a worker builds up while it runs (a line cache
+# filling towards its bound, freed heap the allocator keeps) then reaches the same level at every dataset
+# size instead of growing with the rows a worker sees (50k documents: 25k a worker; 2M: 1M).
+ENV_WORKER_ROWS = "DJ_HF_POOL_WORKER_ROWS"
+DEFAULT_WORKER_ROWS = 25_000
+
+
+def worker_rows() -> int:
+    """Rows a pool worker processes before it is replaced (``DJ_HF_POOL_WORKER_ROWS``; 0: never)."""
+    raw = os.environ.get(ENV_WORKER_ROWS, "").strip()
+    if not raw:
+        return DEFAULT_WORKER_ROWS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{ENV_WORKER_ROWS}={raw!r}: expected a whole number of rows (0: never replace a worker)")
+    if value < 0:
+        raise ValueError(f"{ENV_WORKER_ROWS}={raw!r}: expected 0 (never replace a worker) or a positive number of rows")
+    return value
 
 
 def enabled() -> bool:
@@ -130,12 +152,13 @@ def _write_chunk(arrow_ds, fn, formatter, features, start: int, stop: int, batch
     return n
 
 
-def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, job: tuple) -> None:
+def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, job: tuple, max_rows: int = 0) -> None:
     import struct
 
     arrow_ds, fn, formatter, features, batch_size, remove_columns, folder, fingerprint = job
+    done = 0
     try:
-        while True:
+        while not (max_rows and done >= max_rows):  # past its budget: exit, the driver forks a fresh worker
             with lock:  # the next chunk: a counter in memory shared with the other workers
                 i = struct.unpack_from("q", counter, 0)[0]
                 struct.pack_into("q", counter, 0, i + 1)
@@ -146,7 +169,8 @@ def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, job: 
             path = _chunk_path(folder, fingerprint, i, n_chunks)
             n = _write_chunk(arrow_ds, fn, formatter, features, start, stop, batch_size, remove_columns, path)
             conn.send(("done", i, n, stop - start))
-        conn.send(("exit",))
+            done += stop - start
+        conn.send(("exit", bool(max_rows and done >= max_rows)))
     except BaseException as e:  # the driver re-raises it
         tb = traceback.format_exc()
         try:
@@ -165,14 +189,51 @@ class WorkerError(RuntimeError):
     """A pool worker died or raised an exception that could not be sent back as it was."""
 
 
+_MADV_NOHUGEPAGE = 15  # linux/mman.h
+
+
+def _no_huge_pages() -> int:
+    """``madvise(MADV_NOHUGEPAGE)`` on this process's anonymous regions that asked for transparent huge
+    pages (``hg`` in ``/proc/self/smaps``: Arrow's mimalloc arenas, numpy's large arrays). With THP in
+    ``madvise`` mode, khugepaged keeps collapsing such a region's pages into 2 MB pages, the free ones
+    between them included, so the RSS of a process that allocates nothing (the driver waiting on its
+    workers) creeps up through a long pass, and each fork inherits the flag. Returns the bytes advised
+    (0 where there is no smaps or no libc)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
+            lines = f.read().splitlines()
+    except (OSError, AttributeError):
+        return 0
+    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    done, region = 0, None
+    for line in lines:
+        head = line.split(" ", 1)[0]
+        if "-" in head and not head.endswith(":"):
+            parts = line.split()
+            private_anon = parts[1] == "rw-p" and (len(parts) == 5 or parts[5] == "[heap]")
+            region = parts if private_anon else None
+        elif region is not None and line.startswith("VmFlags:") and " hg" in line:
+            lo, hi = (int(x, 16) for x in region[0].split("-"))
+            if libc.madvise(lo, hi - lo, _MADV_NOHUGEPAGE) == 0:
+                done += hi - lo
+            region = None
+    return done
+
+
 def _shed_memory() -> None:
     """Hand freed memory back to the system before the workers fork: Python's garbage, the blocks Arrow's
     allocator keeps after a load or a global step, and glibc's free lists. A forked worker starts with
     the driver's whole heap mapped (copy-on-write), so this is memory each worker would otherwise hold
-    for the pass: at 2M documents the driver was ~100 MB larger at the fork than at 50k."""
+    for the pass: at 2M documents the driver was ~100 MB larger at the fork than at 50k. First the regions
+    that asked for huge pages are told not to (``_no_huge_pages``), so that the freed pages Arrow's
+    allocator hands back are not filled in again by khugepaged during the pass."""
     import gc
 
     gc.collect()
+    _no_huge_pages()
     try:
         import pyarrow as pa
 
@@ -195,6 +256,7 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     ``fingerprint`` (the input's cache folder); without it, ``datasets``' temporary cache folder."""
     import mmap
     import multiprocessing as mp
+    import struct
     import uuid
     from multiprocessing.connection import wait
 
@@ -231,18 +293,25 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     # anonymous shared memory (no file descriptor stays open, unlike multiprocessing.Value's heap)
     counter = mmap.mmap(-1, 8)
     lock = ctx.Lock()
+    max_rows = worker_rows()
     procs, conns = [], []
-    for _ in range(num_proc):
+    live = {}
+
+    def start_worker():
         r, w = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_worker, args=(w, counter, lock, n_chunks, chunk, num_rows, job), daemon=True)
+        p = ctx.Process(target=_worker, args=(w, counter, lock, n_chunks, chunk, num_rows, job, max_rows),
+                        daemon=True)
         p.start()
         w.close()
         procs.append(p)
         conns.append(r)
+        live[r] = p
+
+    for _ in range(num_proc):
+        start_worker()
     rows_out: dict[int, int] = {}
     bar = _progress(num_rows, desc)
     error = None
-    live = dict(zip(conns, procs))
     try:
         while live and error is None:
             for c in wait(list(live)):
@@ -255,7 +324,13 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
                         error = WorkerError(f"a worker of [{desc[:60]}] ended with exit code {p.exitcode} "
                                             f"(killed or out of memory?)")
                     continue
-                if msg[0] == "done":
+                if msg[0] == "exit":
+                    if msg[1]:  # it used up its rows: a fresh worker takes its place while chunks are left
+                        with lock:
+                            left = struct.unpack_from("q", counter, 0)[0] < n_chunks
+                        if left:
+                            start_worker()
+                elif msg[0] == "done":
                     rows_out[msg[1]] = msg[2]
                     if bar is not None:
                         bar.update(msg[3])
