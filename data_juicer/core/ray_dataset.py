@@ -45,11 +45,25 @@ def data_context():
     return ctx
 
 
+# the environment variables every worker of the Ray instance this process started inherits (its
+# raylet was started with them): None when the workers' environment is not known (a joined cluster)
+_inherited_env: Optional[dict] = None
+
+
+def set_inherited_env(env: Optional[dict]) -> None:
+    """Record the environment the local Ray instance's workers inherit (``None``: not known)."""
+    global _inherited_env
+    _inherited_env = dict(env) if env is not None else None
+
+
 def runtime_env_for(ops: Sequence = ()) -> Optional[dict]:
     """The Ray ``runtime_env`` of a pass over ``ops``: the driver's ``DJ_*`` environment variables
     (``DJ_PRODUCED_DATA_DIR``, ``DJ_MODELS_DIR``, ``DJ_MODEL_PLUGINS``...: workers started before the
     driver set them would not see them) merged with each op's own ``runtime_env`` (its ``env_vars``
-    win over the driver's; for other keys the first op that sets one wins). None when there is nothing."""
+    win over the driver's; for other keys the first op that sets one wins). None when there is nothing.
+    Variables the workers inherited with the same value (a local Ray this process started after they
+    were set) are left out: any ``env_vars`` make Ray start fresh workers for the pass (the idle
+    prestarted ones, which already have them, are not used)."""
     env: dict = {}
     env_vars = {k: v for k, v in os.environ.items() if k.startswith("DJ_")}
     for op in ops:
@@ -59,6 +73,8 @@ def runtime_env_for(ops: Sequence = ()) -> Optional[dict]:
                 env_vars.update({str(a): str(b) for a, b in (v or {}).items()})
             else:
                 env.setdefault(k, v)
+    if _inherited_env is not None:
+        env_vars = {k: v for k, v in env_vars.items() if _inherited_env.get(k) != v}
     if env_vars:
         env["env_vars"] = env_vars
     return env or None

@@ -55,3 +55,25 @@ def test_runtime_env_merges_driver_and_op(monkeypatch):
     env = runtime_env_for([Op({"env_vars": {"DJ_MODELS_DIR": "/op", "X": "1"}, "pip": ["p"]}),
                            Op({"pip": ["q"], "env_vars": {"Y": "2"}})])
     assert env == {"pip": ["p"], "env_vars": {"DJ_MODELS_DIR": "/op", "DJ_MODEL_PLUGINS": "a.b", "X": "1", "Y": "2"}}
+
+
+def test_runtime_env_leaves_out_what_the_workers_inherited(monkeypatch):
+    """A local Ray this process started has the DJ_* variables set before it in every worker: they are
+    not sent as env_vars (which would make Ray start fresh workers for each pass); ones set or changed
+    after it still are, and nothing is left out when the workers' environment is unknown."""
+    from data_juicer.core import ray_dataset as rd
+
+    for k in [k for k in os.environ if k.startswith("DJ_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("DJ_MODELS_DIR", "/m")
+    monkeypatch.setenv("DJ_RAY_WARM_UP", "1")
+    try:
+        rd.set_inherited_env(dict(os.environ))
+        assert rd.runtime_env_for() is None
+        monkeypatch.setenv("DJ_MODELS_DIR", "/changed")
+        monkeypatch.setenv("DJ_PRODUCED_DATA_DIR", "/p")
+        assert rd.runtime_env_for() == {"env_vars": {"DJ_MODELS_DIR": "/changed", "DJ_PRODUCED_DATA_DIR": "/p"}}
+    finally:
+        rd.set_inherited_env(None)
+    assert rd.runtime_env_for() == {"env_vars": {"DJ_MODELS_DIR": "/changed", "DJ_PRODUCED_DATA_DIR": "/p",
+                                                 "DJ_RAY_WARM_UP": "1"}}

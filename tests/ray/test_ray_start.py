@@ -87,3 +87,35 @@ def test_local_ray_without_monitors_and_stop_leaves_nothing(tmp_path):
     assert "gcs 1 raylet 1" in out.stdout
     assert "log_monitor 0 monitor 0" in out.stdout
     assert "left []" in out.stdout
+
+
+@pytest.mark.slow
+def test_own_local_ray_sends_no_inherited_dj_env(tmp_path):
+    """DJ_* variables set before the job started its own Ray are in every worker already: the passes'
+    runtime_env leaves them out (env_vars would make Ray start fresh workers), and the prestarted
+    workers see them; the record goes with stop."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import os, types, ray\n"
+        "from data_juicer.core.backends import ray as rb\n"
+        "from data_juicer.core.ray_dataset import runtime_env_for\n"
+        "b = rb.RayBackend.__new__(rb.RayBackend)\n"
+        "b._own_ray, b._node, b._num_cpus = False, None, 1\n"
+        "b.recipe = types.SimpleNamespace(ray_address=None, ops=[])\n"
+        "b._start_ray()\n"
+        "print('env', runtime_env_for())\n"
+        "f = ray.remote(lambda: os.environ.get('DJ_PROBE_INHERITED'))\n"
+        "print('seen', ray.get(f.remote()))\n"
+        "b.stop()\n"
+        "print('after stop', runtime_env_for())\n")
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", DJ_PROBE_INHERITED="yes")
+    env.pop("RAY_ADDRESS", None)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "env None" in out.stdout
+    assert "seen yes" in out.stdout
+    assert "'DJ_PROBE_INHERITED': 'yes'" in out.stdout.split("after stop", 1)[1]

@@ -22,7 +22,8 @@ import sys
 from loguru import logger
 
 from data_juicer.core.backends.base import Backend
-from data_juicer.core.ray_dataset import ID, RayDataset, data_context, remote, runtime_env_for, to_table
+from data_juicer.core.ray_dataset import (ID, RayDataset, data_context, remote, runtime_env_for, set_inherited_env,
+                                          to_table)
 from data_juicer.core.runner import FusedRun, OpError
 from data_juicer.ops.base import OP, Deduplicator
 from data_juicer.utils.constant import Fields
@@ -469,7 +470,9 @@ class RayBackend(Backend):
             kwargs = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
             if address is None:
                 logger.info("starting a local Ray instance")
+                inherited = dict(os.environ)  # what its raylet, so every worker, starts with
                 self._node = _start_local_ray(kwargs)  # never joins a cluster some other job started
+                set_inherited_env(inherited)
             else:
                 logger.info(f"connecting to the Ray cluster at {address}")
                 ray.init(address=address, **kwargs)
@@ -488,7 +491,8 @@ class RayBackend(Backend):
         lazy dependencies (numba and its compiled kernels, ftfy...) while the driver builds its ops
         and reads the input, not at its first batch. The result is dropped; nothing waits for it.
         Off unless ``DJ_RAY_WARM_UP=1``: in same-run A/B rounds on the shared 2-core machine it cost
-        3-4 CPU s in the load and the row pass took no less CPU (benchmarks/ray/README.md)."""
+        3-4 CPU s in the load and the row pass took no less CPU; without the fresh workers its own
+        variable used to cause (``set_inherited_env``), still +1-1.7 CPU s and no gain (benchmarks/ray/README.md)."""
         if os.environ.get("DJ_RAY_WARM_UP", "0") != "1":
             return
         entries = [e for e in self.recipe.ops if _warmable(e.cls)]
@@ -530,6 +534,7 @@ class RayBackend(Backend):
 
             ray.shutdown()
             self._own_ray = False
+            set_inherited_env(None)
         node, self._node = getattr(self, "_node", None), None
         if node is not None:  # the local instance _start_local_ray started (ray.shutdown only disconnected)
             node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
