@@ -121,6 +121,39 @@ def run_one(name: str, recipe: dict, corpus: Path, extra: dict, timeout: float, 
     return res
 
 
+def pin_nodes(cluster, nodes: list) -> set | None:
+    """``--pin-nodes``: confine each local node of ``cluster`` to cores of its own, as if it were a machine
+    with ``nodes[i]`` CPUs: its raylet, agents and worker processes (and the workers the raylet starts
+    later, which inherit the raylet's affinity) to the next ``nodes[i]`` cores, the head node from core 0.
+    The harness (and so the job's driver, which it starts) goes to the head node's cores. Without this a
+    "1 CPU" Ray node still runs on every core of the machine: Ray's ``num_cpus`` only counts tasks, and a
+    task's threads (Arrow, the MinHash hashing threads) use the other core too. Returns the harness's
+    old affinity (to restore), or None when the layout asks for every core (nothing to pin)."""
+    import psutil
+
+    cores = sorted(os.sched_getaffinity(0))
+    if sum(nodes) >= len(cores) and len(nodes) == 1:
+        return None
+    if sum(nodes) > len(cores):
+        raise SystemExit(f"--pin-nodes: the layout {nodes} needs {sum(nodes)} cores, this machine has {len(cores)}")
+    head = cluster.head_node
+    order = [head] + [n for n in cluster.list_all_nodes() if n is not head]
+    start = 0
+    for node, n in zip(order, nodes):
+        mine = set(cores[start:start + n])
+        start += n
+        for _kind, popen in node.live_processes():
+            try:
+                proc = psutil.Process(popen.pid)
+                for q in [proc] + proc.children(recursive=True):
+                    q.cpu_affinity(sorted(mine))
+            except psutil.NoSuchProcess:
+                continue
+    old = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, set(cores[:nodes[0]]))
+    return old
+
+
 def same_output(a: str, b: str) -> bool:
     pa, pb = WORK / a, WORK / b
     names = sorted(f for f in os.listdir(pa) if f.endswith(".jsonl"))
@@ -312,6 +345,9 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--skip-connect", action="store_true",
                     help="no 'ray_connect' run (the job connecting to a running local cluster)")
+    ap.add_argument("--pin-nodes", action="store_true",
+                    help="--scaling: confine each local node (and the driver, on the head node) to cores of its own "
+                         "(pin_nodes), so a 1-CPU node uses one core as a 1-CPU machine would")
     ap.add_argument("--settle", type=float, default=5.0,
                     help="seconds a freshly started cluster idles before its job connects (its workers start)")
     ap.add_argument("--memory", type=float, nargs="?", const=192.0, default=0, metavar="LIMIT_MB",
@@ -390,14 +426,19 @@ def main(argv=None) -> int:
         for label, nodes in ((f"ray_{x}", layouts[x]) for x in wanted):
             cluster = Cluster(initialize_head=True, connect=False,
                               head_node_args={"num_cpus": nodes[0], "include_dashboard": False})
+            pinned = None
             try:
                 for n in nodes[1:]:
                     cluster.add_node(num_cpus=n)
                 cluster.wait_for_nodes()
+                pinned = pin_nodes(cluster, nodes) if a.pin_nodes else None
                 time.sleep(a.settle)
-                results.append(run_one(label, recipe, corpus, {"np": a.np, "executor_type": "ray",
-                                                               "ray_address": cluster.address}, a.timeout, env))
+                results.append(run_one(label + ("_pinned" if pinned else ""), recipe, corpus,
+                                       {"np": a.np, "executor_type": "ray", "ray_address": cluster.address},
+                                       a.timeout, env))
             finally:
+                if pinned:
+                    os.sched_setaffinity(0, pinned)
                 cluster.shutdown()
     ref = "default" if not a.skip_compare else None
     rows = []
@@ -425,7 +466,8 @@ def main(argv=None) -> int:
             print(f"Ray throughput, {what}: {ratio:.0%} of the default executor's (wall; target >= 90%: "
                   f"{'met' if ratio >= 0.9 else 'MISSED'}); executor time only: {exec_ratio:.0%}; "
                   f"CPU s: default/ray = {cpu_ratio:.2f}")
-    one, two = by.get("ray_1node_1cpu"), by.get("ray_2nodes_1cpu_each")
+    one = by.get("ray_1node_1cpu") or by.get("ray_1node_1cpu_pinned")
+    two = by.get("ray_2nodes_1cpu_each") or by.get("ray_2nodes_1cpu_each_pinned")
     if one and two and one["rc"] == 0 and two["rc"] == 0:
         sc = one["wall_s"] / two["wall_s"]
         sc_exec = (one["executor_s"] or 0) / max(two["executor_s"] or 1e-9, 1e-9)
