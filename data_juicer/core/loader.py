@@ -370,15 +370,7 @@ class Loader:
                 arrow = _stream_path(files, self.cache_dir or _default_datasets_cache())
                 if not _join_prefetch(arrow):
                     return None
-                if not os.path.exists(arrow):
-                    os.makedirs(os.path.dirname(arrow), exist_ok=True)
-                    tmp = f"{arrow}.tmp-{os.getpid()}"
-                    try:
-                        self._stream_to(files, tmp)
-                        os.replace(tmp, arrow)
-                    finally:
-                        if os.path.exists(tmp):
-                            os.remove(tmp)
+                self._stream_once(files, arrow)
                 # what datasets.Dataset.from_file maps (datasets.table._memory_mapped_arrow_table_from_file)
                 table = pa.ipc.open_stream(pa.memory_map(arrow)).read_all()
                 rows = ArrowRows(table, path=arrow)
@@ -541,16 +533,7 @@ class Loader:
             path = _stream_path(files, self.cache_dir or datasets.config.HF_DATASETS_CACHE)
             if not _join_prefetch(path):
                 return None  # the read in the background failed: the builder reads the files (as below)
-            if not os.path.exists(path):
-                folder = os.path.dirname(path)
-                os.makedirs(folder, exist_ok=True)
-                tmp = f"{path}.tmp-{os.getpid()}"
-                try:
-                    self._stream_to(files, tmp)
-                    os.replace(tmp, path)
-                finally:
-                    if os.path.exists(tmp):
-                        os.remove(tmp)
+            self._stream_once(files, path)
             return datasets.Dataset.from_file(path)
         except Exception:  # anything unusual: let the datasets builder read it (and report errors)
             return None
@@ -582,6 +565,20 @@ class Loader:
         _PREFETCH[path] = job
         job.start()
         return True
+
+    def _stream_once(self, files, path: str) -> None:
+        """Write ``files`` as the Arrow stream file ``path`` unless it exists, atomically (a temporary
+        file beside it, then a rename), so a crash or a concurrent run never leaves a partial file."""
+        if os.path.exists(path):
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        try:
+            self._stream_to(files, tmp)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
 
     @staticmethod
     def _stream_to(files: list[str], path: str) -> None:
