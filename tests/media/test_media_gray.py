@@ -85,10 +85,11 @@ def test_subplot_and_face_ops_convert_each_image_once(media_files, monkeypatch):
     assert st["image_subplot_confidence"] == [0.0, 0.0, 0.0] and st["subplot_detected"] is False
 
 
-def test_face_filters_share_detections(media_files, monkeypatch):
+def _count_detections(monkeypatch, *modules):
+    """Spy on ``faces.detect_faces`` (and the same name in ``modules``): returns the list of
+    the image sizes it is called on."""
     import data_juicer.ops.common.faces as faces_mod
 
-    m = media_files
     calls = []
     real = faces_mod.detect_faces
 
@@ -97,6 +98,14 @@ def test_face_filters_share_detections(media_files, monkeypatch):
         return real(image, cascade, gray=gray, **kw)
 
     monkeypatch.setattr(faces_mod, "detect_faces", counting)
+    for mod in modules:
+        monkeypatch.setattr(mod, "detect_faces", counting, raising=False)  # a direct call would count too
+    return calls
+
+
+def test_face_filters_share_detections(media_files, monkeypatch):
+    m = media_files
+    calls = _count_detections(monkeypatch)
     rows = [{"id": 0, "images": [m["png"], m["wide"]]}]
     count = OPERATORS.get("image_face_count_filter")(min_face_count=0)
     ratio = OPERATORS.get("image_face_ratio_filter")()
@@ -111,19 +120,9 @@ def test_face_filters_share_detections(media_files, monkeypatch):
 def test_face_blur_mapper_shares_the_filters_detections(real_testdata, tmp_path, monkeypatch):
     """image_face_count_filter then image_face_blur_mapper (same cascade) in one pass: one detection
     per image, and the mapper writes the very file it writes alone."""
-    import data_juicer.ops.common.faces as faces_mod
-
-    calls = []
-    real = faces_mod.detect_faces
-
-    def counting(image, cascade, gray=None, **kw):
-        calls.append(image.size)
-        return real(image, cascade, gray=gray, **kw)
-
-    monkeypatch.setattr(faces_mod, "detect_faces", counting)
     import data_juicer.ops.mapper.image_face_blur_mapper as blur_mod
 
-    monkeypatch.setattr(blur_mod, "detect_faces", counting, raising=False)  # a direct call would count too
+    calls = _count_detections(monkeypatch, blur_mod)
     src = os.path.join(real_testdata, "image", "skimage", "astronaut.png")
     count = OPERATORS.get("image_face_count_filter")(min_face_count=1, max_face_count=5)
     alone = run_ops_on_rows([OPERATORS.get("image_face_blur_mapper")(save_dir=str(tmp_path / "a"))],
