@@ -232,20 +232,11 @@ def _shed_memory() -> None:
     allocator hands back are not filled in again by khugepaged during the pass."""
     import gc
 
+    from data_juicer.utils.memory import release_freed_memory
+
     gc.collect()
     _no_huge_pages()
-    try:
-        import pyarrow as pa
-
-        pa.default_memory_pool().release_unused()
-    except Exception:  # noqa: BLE001 - an allocator without it
-        pass
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
+    release_freed_memory()
 
 
 def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, chunk_rows: Optional[int] = None,
