@@ -8,6 +8,8 @@ Modes (each a fresh ``python`` driver subprocess; wall and CPU s of every proces
 daemons and workers included, sampled as ``run.py`` does):
 
 - ``python``: the driver alone, ``import numpy, pyarrow`` (the interpreter's own share);
+- ``python_dj``: the driver alone, ``import data_juicer.core.backends.ray`` (what ``own_lean`` imports on
+  top of Ray; subtract it to compare ``own_lean`` with ``own_public`` like for like);
 - ``own_public``: ``ray.init()`` (public defaults: dashboard, monitor, log monitor), 2 tasks, shutdown;
 - ``own_nodash``: ``ray.init(include_dashboard=False, log_to_driver=False)``, 2 tasks, shutdown;
 - ``own_lean``: the job's own start (``data_juicer.core.backends.ray._start_local_ray``: no dashboard,
@@ -44,6 +46,7 @@ print(sum(ray.get([work.remote(i) for i in range(2)])))
 
 DRIVERS = {
     "python": "import numpy, pyarrow\nprint(0)\n",
+    "python_dj": "import data_juicer.core.backends.ray\nprint(0)\n",
     "own_public": "import ray\nray.init()\n" + TASKS + "ray.shutdown()\n",
     "own_nodash": "import ray, logging\nray.init(include_dashboard=False, log_to_driver=False, "
                   "logging_level=logging.WARNING)\n" + TASKS + "ray.shutdown()\n",
@@ -59,7 +62,7 @@ DRIVERS = {
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--modes", default="python,own_public,own_nodash,own_lean,join")
+    ap.add_argument("--modes", default="python,python_dj,own_public,own_nodash,own_lean,join")
     ap.add_argument("--json", default=str(HERE / "work" / "floor.json"))
     args = ap.parse_args(argv)
     modes = args.modes.split(",")

@@ -136,7 +136,8 @@ def test_shed_only_when_there_is_something_to_shed(monkeypatch):
     monkeypatch.undo()
     assert 10 * mb < hf_pool._anon_rss() < 10_000 * mb
     small = _ds(100)
-    assert hf_pool._data_bytes(small) == small.data.nbytes < 8 * mb
+    assert 0 < hf_pool._data_bytes(small) < 8 * mb
+    assert hf_pool._data_bytes(object()) == hf_pool.SHED_MIN_DATA_BYTES  # a table that cannot say: shed
     calls = []
     monkeypatch.setattr(hf_pool, "_anon_rss", lambda: 100 * mb)
     monkeypatch.setattr(hf_pool, "_shed_memory", lambda: calls.append(1))
