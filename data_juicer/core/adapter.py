@@ -30,14 +30,16 @@ selectivities then come from 8 samples, a coarse guide to the order (the output 
     first is no longer recorded in the error ledger.
   Other mappers, deduplicators and dataset-level ops stay where they are.
 
-``batch_size_for`` (``adaptive_batch_size: true``) picks a stage's batch size from the probe:
-about ``target_seconds`` of work per batch, within a memory budget; ``num_proc_for`` caps the
+``batch_size_for`` (``adaptive_batch_size: true``) sizes a stage's batches from the probe: the recipe's
+batch size unless a batch of it is under ``min_batch_seconds`` of work (raised) or over ``target_seconds``
+or a memory budget (lowered); ``num_proc_for`` caps the
 worker count by the free memory.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import tracemalloc
@@ -86,6 +88,7 @@ def _kind(op: OP) -> str:
 class Adapter:
     def __init__(self, cfg: dict, job_dir: Optional[str] = None, probe_samples: int = 1000,
                  memory_probe_samples: int = 100, target_seconds: float = 2.0, batch_memory_mb: float = 512.0,
+                 min_batch_seconds: float = 0.05,
                  probe_budget_s: float = 0.3, min_probe_samples: int = 100, pilot_samples: int = 32,
                  model_probe_samples: int = 8):
         self.cfg = cfg
@@ -94,6 +97,7 @@ class Adapter:
         # the memory probe runs on the first rows the op sees, at most this many and no more than the pilot
         self.memory_probe_samples = memory_probe_samples
         self.target_seconds = target_seconds
+        self.min_batch_seconds = min_batch_seconds
         self.batch_memory_mb = batch_memory_mb
         # the probe runs on as many of the first samples as about probe_budget_s CPU seconds allow
         # (judged on pilot_samples first), at least min_probe_samples, at most probe_samples
@@ -333,7 +337,13 @@ class Adapter:
 
     # -- sizing ----------------------------------------------------------------------------
     def batch_size_for(self, stage_ops: list[OP], probes: list[OpProbe], default: int) -> int:
-        """About ``target_seconds`` of work per batch, at most ``batch_memory_mb`` of peak memory."""
+        """The stage's batch size: the recipe's (``default``) unless the probe shows it is too small or
+        too large for the work. Raised when a batch of ``default`` rows is under ``min_batch_seconds``
+        of work (the per-batch cost of the pass would weigh), to about that much; lowered when it is over
+        ``target_seconds`` (uneven ends, a slow progress bar) or over ``batch_memory_mb`` of peak memory.
+        In between the recipe's size stays: a larger batch of row-wise work gains nothing and costs
+        memory (a 12k-row text batch made the 18-op recipe 5-10% slower than 1,000 rows, in page faults
+        and in an uneven split of 50k rows over 2 workers)."""
         ids = {id(op) for op in stage_ops}
         for op in stage_ops:
             if isinstance(op, FusedFilter):
@@ -343,10 +353,15 @@ class Adapter:
             return default
         per_sample = sum(p.seconds_per_sample for p in sel)
         mem = max(p.peak_bytes_per_sample for p in sel)
-        size = int(self.target_seconds / per_sample) if per_sample > 0 else default
+        size = default
+        if per_sample > 0:
+            if default * per_sample < self.min_batch_seconds:
+                size = math.ceil(self.min_batch_seconds / per_sample)
+            elif default * per_sample > self.target_seconds:
+                size = int(self.target_seconds / per_sample)
         if mem > 0:
             size = min(size, int(self.batch_memory_mb * 2**20 / mem))
-        return max(16, min(size, 20000))
+        return int(max(16, min(size, 20000)))
 
     def num_proc_for(self, np_: int, batch_size: int, probes: list[OpProbe]) -> int:
         """Cap the worker count so each worker's batches fit in the free memory."""

@@ -140,15 +140,46 @@ def test_fused_op_rejects_unknown_params_and_dataset_level_ops(tmp_path):
 def test_adaptive_batch_size_follows_the_probe():
     ds = datasets.Dataset.from_list(_rows())
     ops = _ops()
-    adapter = Adapter({}, probe_samples=120, target_seconds=0.5, batch_memory_mb=1)
+    adapter = Adapter({}, probe_samples=120, min_batch_seconds=0.0, target_seconds=1e9, batch_memory_mb=1e9)
     probes = adapter.probe_small_batch(ds, ops)
-    size = adapter.batch_size_for(ops, probes, default=1000)
-    per_sample = sum(p.seconds_per_sample for p in probes)
-    mem = max(p.peak_bytes_per_sample for p in probes)
-    expected = max(16, min(int(0.5 / per_sample), int(2**20 / mem), 20000))
-    assert size == expected
-    assert adapter.num_proc_for(2, size, probes) in (1, 2)
-    assert os.cpu_count()
+    assert all(p.seconds_per_sample > 0 and p.peak_bytes_per_sample > 0 for p in probes)
+    # no time bound and room in memory: the recipe's batch size stays
+    assert adapter.batch_size_for(ops, probes, default=1000) == 1000
+    # a 1 KiB batch budget holds fewer rows than the floor: 16
+    adapter.batch_memory_mb = 2**-10
+    assert adapter.batch_size_for(ops, probes, default=1000) == 16
+    assert adapter.num_proc_for(2, 16, probes) == 2  # 16 small rows fit in any free memory
+
+
+def _probe(index, seconds_per_sample, peak_bytes_per_sample=0.0, error=None):
+    from data_juicer.core.adapter import OpProbe
+
+    return OpProbe(name=f"op{index}", index=index, kind="filter", samples_in=100, samples_out=50,
+                   seconds=seconds_per_sample * 100, seconds_per_sample=seconds_per_sample,
+                   speed=1 / seconds_per_sample if seconds_per_sample else 0.0, selectivity=0.5, peak_bytes_per_sample=peak_bytes_per_sample,
+                   error=error)
+
+
+@pytest.mark.parametrize("per_sample, mem, default, expected", [
+    ((1e-4, 6e-5), 0, 1000, 1000),  # 0.16 s a batch: between the bounds, the recipe's size stays
+    ((1e-6, 1e-6), 0, 1000, 20000),  # 2 ms a batch: raised to 0.05 s of work, capped at 20,000
+    ((2e-6, 1e-6), 0, 1000, 16667),  # 3 ms a batch: raised to 0.05 s / 3 us = 16,667 rows
+    ((0.003, 0.0), 0, 1000, 666),  # 3 s a batch: lowered to target_seconds (2 s) of work, 666 rows
+    ((1.0, 0.5), 0, 1000, 16),  # never under 16 rows
+    ((1e-4, 6e-5), 2**20, 1000, 512),  # 1 MiB a row: 512 MiB of batch memory holds 512 rows
+    ((1e-4, 6e-5), 0, 64, 313),  # a small recipe batch (64 rows, 10 ms) is raised to 0.05 s: 313 rows
+])
+def test_batch_size_stays_the_recipes_unless_the_probe_shows_it_too_small_or_too_large(per_sample, mem, default,
+                                                                                       expected):
+    ops = [OPERATORS.get("text_length_filter")(min_len=1), OPERATORS.get("words_num_filter")(min_num=1)]
+    adapter = Adapter({})
+    adapter._op_at = {i: id(op) for i, op in enumerate(ops)}
+    probes = [_probe(i, s, mem) for i, s in enumerate(per_sample)]
+    assert adapter.batch_size_for(ops, probes, default=default) == expected
+    # an op the probe did not measure, or one whose probe failed, leaves the recipe's size
+    assert adapter.batch_size_for([OPERATORS.get("text_length_filter")()], probes, default=default) == default
+    failed = [_probe(i, s, mem, error="boom") for i, s in enumerate(per_sample)]
+    assert adapter.batch_size_for(ops, failed, default=default) == default
 
 
 def _meta_rows(n=90):
