@@ -9,12 +9,14 @@ shared dirty (a forking parent's heap, still shared) and shared clean (libraries
 files such as the datasets' Arrow tables); and the CPU seconds of all processes seen so far.
 Prints the peak of the tree's PSS with its per-process split, and a line whenever the tree's PSS
 moves by 20 MB or the process count changes (time as UTC, to line up with the run's log, which
-goes to ``--log``).
+goes to ``--log``). With ``--maps``, each sample also reads ``/proc/<pid>/smaps`` and the peak is split
+per mapping (file name, or ``[anon]`` / ``[heap]``), summed over the tree: the largest 12 are printed.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -38,11 +40,29 @@ def rollup(pid: int) -> dict:
     return {k: round(values.get(name, 0.0)) for k, name in FIELDS}
 
 
+def by_mapping(pid: int) -> dict:
+    """PSS in MB per mapping name of one process (anonymous regions as ``[anon]``)."""
+    out: dict = {}
+    name = "[anon]"
+    try:
+        with open(f"/proc/{pid}/smaps", encoding="utf-8") as f:
+            for line in f:
+                head = line.split(maxsplit=5)
+                if head and "-" in head[0] and not head[0].endswith(":"):
+                    name = head[5].strip() if len(head) == 6 else "[anon]"
+                elif head and head[0] == "Pss:":
+                    out[name] = out.get(name, 0.0) + int(head[1]) / 1024
+    except OSError:
+        return {}
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--interval", type=float, default=0.2)
     ap.add_argument("--json", default=None, help="write every sample here")
     ap.add_argument("--log", default="mem_timeline.log", help="the command's stdout and stderr")
+    ap.add_argument("--maps", action="store_true", help="also split the peak per mapping (reads smaps)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args(argv)
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -68,6 +88,8 @@ def main(argv=None) -> int:
                     pass
                 if r:
                     snap.append(dict(pid=q.pid, **r))
+                    if a.maps:
+                        snap[-1]["maps"] = by_mapping(q.pid)
             samples.append({"t": round(time.time() - t0, 2), "pss": sum(s["pss"] for s in snap),
                             "cpu": round(sum(cpu.values()), 2), "procs": snap})
             time.sleep(a.interval)
@@ -75,7 +97,15 @@ def main(argv=None) -> int:
     print(f"rc {rc}, wall {time.time() - t0:.1f} s, CPU {sum(cpu.values()):.1f} s (sampled), log {a.log}")
     if samples:
         peak = max(samples, key=lambda s: s["pss"])
-        print(f"peak PSS {peak['pss']} MB at {peak['t']} s:", json.dumps(peak["procs"]))
+        print(f"peak PSS {peak['pss']} MB at {peak['t']} s:",
+              json.dumps([{k: v for k, v in p.items() if k != "maps"} for p in peak["procs"]]))
+        if a.maps:
+            total: dict = {}
+            for p in peak["procs"]:
+                for name, mb in p.get("maps", {}).items():
+                    total[name] = total.get(name, 0.0) + mb
+            top = sorted(total.items(), key=lambda kv: -kv[1])[:12]
+            print("  per mapping:", ", ".join(f"{os.path.basename(k) or k} {v:.1f}" for k, v in top))
     last = None
     for s in samples:
         key = (s["pss"] // 20, len(s["procs"]))

@@ -48,8 +48,18 @@ def _tmp_name(path: str) -> str:
 
 
 def _row_batches(table: pa.Table, indices, batch_rows: int):
+    for batch, _, _ in _row_spans(table, indices, batch_rows):
+        yield batch
+
+
+def _row_spans(table: pa.Table, indices, batch_rows: int):
+    """``(batch, lo, hi)``: the rows to write a batch at a time, each with the rows ``[lo, hi)`` of
+    ``table`` it was taken from."""
     if indices is None:
-        yield from table.to_batches(max_chunksize=batch_rows)
+        lo = 0
+        for batch in table.to_batches(max_chunksize=batch_rows):
+            yield batch, lo, lo + batch.num_rows
+            lo += batch.num_rows
         return
     import numpy as np
 
@@ -63,7 +73,7 @@ def _row_batches(table: pa.Table, indices, batch_rows: int):
         # each column (the whole text column per batch: ~100 MB transient on 50,000 documents)
         lo, hi = int(part.min()), int(part.max()) + 1
         # the row numbers as Arrow without pa.array (which imports pandas, ~0.26 CPU s, in each writer)
-        yield table.slice(lo, hi - lo).take(numpy_array(part - lo))
+        yield table.slice(lo, hi - lo).take(numpy_array(part - lo)), lo, hi
 
 
 def write_jsonl(table: pa.Table, path: str, batch_rows: int = 256, indices=None) -> None:
@@ -102,17 +112,24 @@ def _num_rows(table: pa.Table, indices) -> int:
 
 
 def _mapped_text(table: pa.Table) -> list:
-    """[(column, MappedPages)] for the top-level string columns of ``table`` whose text lies in a
-    memory-mapped file (none for an in-memory table): the export hands their pages back as it goes
-    (minhash's request: the export faulted the whole text back in; peak PSS of the peers' MinHash run
-    290 -> 255 MB). Only the resident set changes: a dropped page is read again from the file."""
+    """[(column, MappedPages)] for the string columns of ``table`` (top-level, or fields of a top-level struct)
+    whose text lies in a memory-mapped file (none for an in-memory table): the export hands their
+    pages back as it goes (minhash's request: the export faulted the whole text back in). Only the
+    resident set changes: a dropped page is read again from the file."""
     try:
         from data_juicer.ops.common.mapped_pages import MappedPages
 
+        def strings(col, tp):
+            if pa.types.is_string(tp) or pa.types.is_large_string(tp):
+                yield col
+            elif pa.types.is_struct(tp):
+                for j in range(tp.num_fields):
+                    yield from strings(pa.chunked_array([c.field(j) for c in col.chunks], tp.field(j).type),
+                                       tp.field(j).type)
+
         out = []
         for i, f in enumerate(table.schema):
-            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
-                col = table.column(i)
+            for col in strings(table.column(i), f.type):
                 m = MappedPages(col)
                 if m.ranges:
                     out.append((col, m))
@@ -121,22 +138,40 @@ def _mapped_text(table: pa.Table) -> list:
         return []
 
 
-_DROP_EVERY = 64  # batches (of 256 rows by default) between two page hand-backs
+_DROP_EVERY = 64  # batches between two hand-backs of all pages, when the rows are not in table order
+
+
+def _ascending(indices) -> bool:
+    import numpy as np
+
+    idx = np.asarray(indices)
+    return len(idx) < 2 or bool((idx[1:] >= idx[:-1]).all())
 
 
 def _write_range(f, table: pa.Table, indices, lo: int, hi: int, batch_rows: int) -> None:
-    """Rows [lo, hi) of the export (of ``indices`` when given) as JSON lines into the open file ``f``."""
+    """Rows [lo, hi) of the export (of ``indices`` when given) as JSON lines into the open file ``f``.
+    The mapped text of each batch is handed back once written: rows in table order (a dedup's kept
+    rows) are never read again, so only that batch's bytes (``drop_rows``; per batch, one call per
+    column and chunk it touches: the peers' MinHash run held 73-81 MB of the Arrow file at the export
+    peak, now 5-7);
+    rows in another order every ``_DROP_EVERY`` batches, all of them (a page may hold later rows)."""
     dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
-    batches = (_row_batches(table.slice(lo, hi - lo), None, batch_rows) if indices is None
-               else _row_batches(table, indices[lo:hi], batch_rows))
+    if indices is None:
+        spans = ((b, lo + a, lo + z) for b, a, z in _row_spans(table.slice(lo, hi - lo), None, batch_rows))
+    else:
+        spans = _row_spans(table, indices[lo:hi], batch_rows)
     mapped = _mapped_text(table)
-    for k, batch in enumerate(batches, 1):
+    in_order = bool(mapped) and (indices is None or _ascending(indices[lo:hi]))
+    for k, (batch, a, z) in enumerate(spans, 1):
         rows = batch.to_pylist()
         if rows:
             f.write("\n".join(map(dumps, rows)))
             f.write("\n")
-        if k % _DROP_EVERY == 0:  # the pages read so far handed back, every few MB of rows (one call per
-            for _, m in mapped:  # column chunk: per batch it grew with rows x chunks on a 2M-row export)
+        if in_order:
+            for _, m in mapped:
+                m.drop_rows(a, z)
+        elif k % _DROP_EVERY == 0:
+            for _, m in mapped:
                 m.drop_all()
     for _, m in mapped:
         m.drop_all()

@@ -4,7 +4,8 @@ A dataset's Arrow cache file is memory-mapped: every page of text a pass reads s
 resident set (RSS, and PSS, which the benchmarks report) until the mapping goes, although it is page
 cache the kernel can drop. ``MappedPages(column).drop(batch)`` after a batch is done releases its pages
 (``madvise(MADV_DONTNEED)``); a later read faults them in again from the file. Used by the MinHash op's
-``hash_table``; an exporter or any pass reading a mapped column batch by batch can use it the same way.
+``hash_table``; the exporter hands back each written batch's rows (``drop_rows``), and the lean load the
+whole file once it is validated (``drop_file``).
 """
 from __future__ import annotations
 
@@ -41,17 +42,24 @@ class MappedPages:
                         maps.append((lo, hi))
         except (OSError, AttributeError, ValueError):
             return
+        self._rows = []  # (first row, rows, text address, offsets) of each mapped chunk, in row order
+        first = 0
         for chunk in getattr(col, "chunks", [col]):
             bufs = chunk.buffers()
             buf = bufs[2] if len(bufs) >= 3 else None
+            n, start = len(chunk), first
+            first += n
             if buf is None or not buf.size:
                 continue
             for lo, hi in maps:
                 if lo <= buf.address and buf.address + buf.size <= hi:
                     self.ranges.append((buf.address, buf.address + buf.size))
+                    off = np.frombuffer(bufs[1], dtype=_offsets_type(chunk))[chunk.offset:chunk.offset + n + 1]
+                    self._rows.append((start, n, buf.address, off))
                     break
         self.ranges.sort()
         self._starts = [lo for lo, _ in self.ranges]
+        self._row_starts = [r[0] for r in self._rows]
 
     def _release(self, start: int, end: int) -> None:
         lo = -(-start // self.page) * self.page  # whole pages inside the text only
@@ -65,6 +73,22 @@ class MappedPages:
         for start, end in self.ranges:
             self._release(start, end)
 
+    def drop_rows(self, lo: int, hi: int) -> None:
+        """Hand back the whole pages inside the text bytes of rows ``[lo, hi)`` of the column given at
+        construction: the chunks holding them are found by bisection, one call per chunk touched (a
+        written batch of a long export costs the same whatever the number of chunks)."""
+        if not self._rows or hi <= lo:
+            return
+        k = max(0, bisect_right(self._row_starts, lo) - 1)
+        while k < len(self._rows):
+            start, n, address, off = self._rows[k]
+            if start >= hi:
+                break
+            a, b = max(lo, start) - start, min(hi, start + n) - start
+            if b > a:
+                self._release(address + int(off[a]), address + int(off[b]))
+            k += 1
+
     def drop(self, arr) -> None:
         """Hand back the whole pages inside the text bytes of ``arr`` (a slice of the column given at
         construction: an Arrow string / large string array or chunked array)."""
@@ -74,11 +98,14 @@ class MappedPages:
             bufs = chunk.buffers()
             if len(bufs) < 3 or bufs[2] is None or not len(chunk):
                 continue
-            offsets_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-            off = np.frombuffer(bufs[1], dtype=offsets_type)
+            off = np.frombuffer(bufs[1], dtype=_offsets_type(chunk))
             start = bufs[2].address + int(off[chunk.offset])
             end = bufs[2].address + int(off[chunk.offset + len(chunk)])
             k = bisect_right(self._starts, start) - 1  # the column chunk holding this text, if any
             if k < 0 or end > self.ranges[k][1]:
                 continue
             self._release(start, end)
+
+
+def _offsets_type(chunk):
+    return np.int64 if pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type) else np.int32
