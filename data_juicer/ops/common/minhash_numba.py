@@ -106,6 +106,11 @@ def lower_buffer(data: np.ndarray, doc_off: np.ndarray) -> tuple[np.ndarray, np.
     from data_juicer.ops.common import minhash_kernels as k
 
     out, out_off, flagged = k.utf8_lower(data, doc_off, lower_table())
+    return lower_flagged(data, doc_off, out, out_off, flagged)
+
+
+def lower_flagged(data, doc_off, out, out_off, flagged) -> tuple[np.ndarray, np.ndarray]:
+    """``(out, out_off)`` of a lower-casing kernel, with the documents it flagged lower-cased in Python."""
     if not flagged.any():
         return out, out_off
     pieces = [out[out_off[d]:out_off[d + 1]].tobytes() for d in range(len(doc_off) - 1)]

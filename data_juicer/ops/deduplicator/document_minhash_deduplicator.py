@@ -10,7 +10,7 @@ from pydantic import Field, PositiveInt
 
 from data_juicer.models.loader import ensure_installed, load_sentencepiece, resolve_model_file
 from data_juicer.ops.base import Deduplicator
-from data_juicer.ops.common import minhash_numba
+from data_juicer.ops.common import minhash_c, minhash_numba
 from data_juicer.ops.common.mapped_pages import MappedPages as _MappedPages
 from data_juicer.ops.common.minhash import MAX_HASH, optimal_lsh_params, permutations, shingle_hashes, signatures
 from data_juicer.ops.common.shingles import TOKENIZATIONS, punctuation_tokens, shingles, space_tokens
@@ -38,7 +38,10 @@ class DocumentMinhashDeduplicator(Deduplicator):
     kept samples as Data-Juicer 1.6.1. When ``numba`` is installed, signatures come from a
     compiled kernel (SHA-1 and permutations in one pass, no shingle sets; the same values), whose
     SHA-1 blocks go to OpenSSL's ``SHA1_Transform`` (the libcrypto ``hashlib`` uses, with the
-    CPU's SHA instructions) when it loads and agrees with ``hashlib``: about 7x the numpy path.
+    CPU's SHA instructions) when it loads and agrees with ``hashlib``: about 7x the numpy path. For
+    ``space`` tokenization the same kernel comes from a small C library built once per machine with
+    its C compiler (``minhash_c``; same values, no numba: numba's LLVM costs a process ~130 MB), when
+    there is one.
 
     ``short_texts`` (ours, not in Data-Juicer; its default is Data-Juicer's behaviour) changes
     only what happens to texts with fewer than ``window_size`` tokens: with ``whole`` such a
@@ -139,9 +142,15 @@ class DocumentMinhashDeduplicator(Deduplicator):
         # signature values the bands read (bands past the end of the signature are empty)
         self._width = min(num_permutations, num_bands * num_rows_per_band)
         self._perm_a, self._perm_b = (p[:self._width] for p in permutations(num_permutations))
-        if minhash_numba.available():
+        if self._c_kernels():
+            pass  # the C library is loaded (built on this machine's first run): no numba at all
+        elif minhash_numba.available():
             # load the compiled kernels now, so worker processes forked later share them
             minhash_numba.warm_up(self._perm_a, self._perm_b)
+
+    def _c_kernels(self) -> bool:
+        """Signatures from ``minhash_c`` (``space`` tokenization, a C compiler here), not numba's kernels."""
+        return self.tokenization == "space" and minhash_c.available()
 
     def _prepared(self, texts: list[str]) -> list:
         """Texts lower-cased and without ignored matches; sentencepiece pieces for that tokenization."""
@@ -160,7 +169,9 @@ class DocumentMinhashDeduplicator(Deduplicator):
 
     def _signatures(self, texts: list[str]) -> np.ndarray:
         prepared = self._prepared(texts)
-        if minhash_numba.available():  # compiled: one pass, no shingle sets (same values)
+        if self._c_kernels():
+            sig = minhash_c.text_signatures(prepared, self.window_size, self._perm_a, self._perm_b)
+        elif minhash_numba.available():  # compiled: one pass, no shingle sets (same values)
             a, b, window = self._perm_a, self._perm_b, self.window_size
             if self.tokenization in ("space", "character"):
                 sig = minhash_numba.text_signatures(prepared, self.tokenization, window, a, b)
@@ -184,8 +195,9 @@ class DocumentMinhashDeduplicator(Deduplicator):
         through ``_signatures``."""
         if isinstance(arr, pa.ChunkedArray):  # a batch within one chunk is read in place, not copied
             arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+        c = self._c_kernels()
         raw = (self._ignore is None and not self.simplify
-               and self.tokenization in ("space", "character") and minhash_numba.available())
+               and (c or (self.tokenization in ("space", "character") and minhash_numba.available())))
         if not raw or arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
             return self._signatures(arr.to_pylist())
         n = len(arr)
@@ -196,9 +208,10 @@ class DocumentMinhashDeduplicator(Deduplicator):
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else \
             np.zeros(1, dtype=np.uint8)
         if self.lowercase:  # Python's str.lower, in the kernel (no GIL, no Python strings)
-            data, off = minhash_numba.lower_buffer(data, off)
-        sig = minhash_numba.buffer_signatures(data, off, self.tokenization, self.window_size,
-                                              self._perm_a, self._perm_b)
+            data, off = (minhash_c if c else minhash_numba).lower_buffer(data, off)
+        sig = (minhash_c.buffer_signatures(data, off, self.window_size, self._perm_a, self._perm_b) if c else
+               minhash_numba.buffer_signatures(data, off, self.tokenization, self.window_size,
+                                               self._perm_a, self._perm_b))
         if self.short_texts == "whole":
             self._sign_short_buffers_whole(data, off, sig)
         return sig
@@ -237,8 +250,10 @@ class DocumentMinhashDeduplicator(Deduplicator):
                                                                  pa.py_buffer(sig.astype("<u4", copy=False))])
 
         starts = range(0, n, step)
-        if self.lowercase and minhash_numba.available():  # its table and kernel, once, before the threads
-            minhash_numba.lower_buffer(np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int64))
+        if self.lowercase and (self._c_kernels() or minhash_numba.available()):  # its table (and kernel),
+            # once, before the threads
+            (minhash_c if self._c_kernels() else minhash_numba).lower_buffer(np.zeros(1, dtype=np.uint8),
+                                                                             np.zeros(2, dtype=np.int64))
         spill = n * width * 4 > SPILL_BYTES
         with ThreadPoolExecutor(max_workers=max(1, num_threads)) as pool:
             chunks = pool.map(one, starts) if num_threads > 1 and len(starts) > 1 else map(one, starts)
@@ -275,13 +290,18 @@ class DocumentMinhashDeduplicator(Deduplicator):
         np.cumsum(sizes, out=sub_off[1:])
         sub = np.concatenate([data[off[d]:off[d + 1]] for d in short.tolist()]) if sub_off[-1] else \
             np.zeros(1, dtype=np.uint8)
-        space_tokens_k, char_tokens_k, _ = minhash_numba._kernels()
-        _, _, doc_tok = (space_tokens_k if self.tokenization == "space" else char_tokens_k)(sub, sub_off)
-        counts = np.diff(doc_tok)
+        c = self._c_kernels()
+        if c:
+            counts = minhash_c.space_counts(sub, sub_off)
+        else:
+            space_tokens_k, char_tokens_k, _ = minhash_numba._kernels()
+            _, _, doc_tok = (space_tokens_k if self.tokenization == "space" else char_tokens_k)(sub, sub_off)
+            counts = np.diff(doc_tok)
         for n in range(1, self.window_size):
             rows = counts == n
             if rows.any():
-                whole = minhash_numba.buffer_signatures(sub, sub_off, self.tokenization, n, self._perm_a, self._perm_b)
+                whole = (minhash_c.buffer_signatures(sub, sub_off, n, self._perm_a, self._perm_b) if c else
+                         minhash_numba.buffer_signatures(sub, sub_off, self.tokenization, n, self._perm_a, self._perm_b))
                 sig[short[rows]] = whole[rows]
 
     def hash_inputs(self):
