@@ -150,11 +150,10 @@ def _ascending(indices) -> bool:
 
 def _write_range(f, table: pa.Table, indices, lo: int, hi: int, batch_rows: int) -> None:
     """Rows [lo, hi) of the export (of ``indices`` when given) as JSON lines into the open file ``f``.
-    The mapped text of each batch is handed back once written: rows in table order (a dedup's kept
-    rows) are never read again, so only that batch's bytes (``drop_rows``; per batch, one call per
-    column and chunk it touches: the peers' MinHash run held 73-81 MB of the Arrow file at the export
-    peak, now 5-7);
-    rows in another order every ``_DROP_EVERY`` batches, all of them (a page may hold later rows)."""
+    The mapped text is handed back as it is written: rows in table order (a dedup's kept rows) are not
+    read again, so after each batch its own bytes (``drop_rows``: one call per column and chunk it
+    touches; the peers' MinHash run held 73-81 MB of the Arrow file at the export peak, now 5-7); rows in
+    another order all of it every ``_DROP_EVERY`` batches (a page may hold rows still to come)."""
     dumps = json.JSONEncoder(ensure_ascii=False, default=_json_default).encode
     if indices is None:
         spans = ((b, lo + a, lo + z) for b, a, z in _row_spans(table.slice(lo, hi - lo), None, batch_rows))

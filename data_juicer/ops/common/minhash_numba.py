@@ -1,5 +1,6 @@
 """Compiled MinHash signatures (numba), bit-identical to ``minhash.signatures`` over the
-``shingles`` module's shingle sets; used when numba is installed.
+``shingles`` module's shingle sets; used when numba is installed (for ``space`` tokenization the C
+library of ``minhash_c`` comes first, where a C compiler built it: no LLVM in the process).
 
 One pass over a batch: documents are UTF-8 bytes, cut into tokens (words between spaces,
 characters, or tokens given by the caller); each window of ``window`` consecutive tokens,
