@@ -142,10 +142,9 @@ class DocumentMinhashDeduplicator(Deduplicator):
         # signature values the bands read (bands past the end of the signature are empty)
         self._width = min(num_permutations, num_bands * num_rows_per_band)
         self._perm_a, self._perm_b = (p[:self._width] for p in permutations(num_permutations))
-        if self._c_kernels():
-            pass  # the C library is loaded (built on this machine's first run): no numba at all
-        elif minhash_numba.available():
-            # load the compiled kernels now, so worker processes forked later share them
+        # the C library (loaded by _c_kernels, built on this machine's first run) needs no numba; numba's
+        # kernels are loaded now, so worker processes forked later share them
+        if not self._c_kernels() and minhash_numba.available():
             minhash_numba.warm_up(self._perm_a, self._perm_b)
 
     def _c_kernels(self) -> bool:
@@ -250,10 +249,9 @@ class DocumentMinhashDeduplicator(Deduplicator):
                                                                  pa.py_buffer(sig.astype("<u4", copy=False))])
 
         starts = range(0, n, step)
-        if self.lowercase and (self._c_kernels() or minhash_numba.available()):  # its table (and kernel),
-            # once, before the threads
-            (minhash_c if self._c_kernels() else minhash_numba).lower_buffer(np.zeros(1, dtype=np.uint8),
-                                                                             np.zeros(2, dtype=np.int64))
+        kernels = minhash_c if self._c_kernels() else (minhash_numba if minhash_numba.available() else None)
+        if self.lowercase and kernels is not None:  # its table (and kernel), once, before the threads
+            kernels.lower_buffer(np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int64))
         spill = n * width * 4 > SPILL_BYTES
         with ThreadPoolExecutor(max_workers=max(1, num_threads)) as pool:
             chunks = pool.map(one, starts) if num_threads > 1 and len(starts) > 1 else map(one, starts)
