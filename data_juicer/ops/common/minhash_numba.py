@@ -42,15 +42,38 @@ def available() -> bool:
     return _USABLE
 
 
+_NUMBA = None
+
+
+def numba_usable() -> bool:
+    """numba is installed and imports; asked once per process. Unlike ``available`` it loads no MinHash
+    kernel (their import and the OpenSSL probe are ~0.7 CPU s that a recipe with the word filters and
+    no numba MinHash does not need)."""
+    global _NUMBA
+    if _NUMBA is None:
+        _NUMBA = False
+        if is_available("numba"):
+            try:
+                import numba  # noqa: F401
+
+                _NUMBA = True
+            except Exception as e:  # noqa: BLE001 - any failure means: the other paths
+                from loguru import logger
+
+                logger.warning(f"numba is installed but does not import ({type(e).__name__}: {e})")
+    return _NUMBA
+
+
 _PROBED: dict = {}
 
 
 def kernel_usable(name: str, probe, fallback: str) -> bool:
-    """Whether the compiled kernel ``name`` works here: numba is usable and ``probe()`` (a tiny call
-    that compiles the kernel, or loads it from numba's cache) succeeds; asked once per process."""
+    """Whether the compiled kernel ``name`` works here: numba imports and ``probe()`` (a tiny call
+    that compiles the kernel, or loads it from numba's cache; a numba too old for this numpy fails
+    here) succeeds; asked once per process."""
     if name not in _PROBED:
         _PROBED[name] = False
-        if available():
+        if numba_usable():
             try:
                 probe()
                 _PROBED[name] = True
