@@ -3,25 +3,23 @@
 is there, because numba's LLVM costs a process ~130 MB (its ~69 MB of ``libllvmlite.so`` pages, ~55 MB
 of anonymous memory for its imports and cached kernels), more than the whole rest of a MinHash run.
 
-The source below is compiled once per machine with the system's C compiler (``$CC`` or ``cc``,
-``-O3 -march=native``) into ``<DATA_JUICER_CACHE_HOME or ~/.cache/data_juicer>/kernels/``, named after
-the source, the compiler and the CPU's flags, and loaded with ctypes (which releases the GIL during
+The source below is compiled once per machine with the system's C compiler (``c_build``: ``$CC`` or
+``cc``, ``-O3 -march=native``, into ``<DATA_JUICER_CACHE_HOME or ~/.cache/data_juicer>/kernels/``, named
+after the source, the compiler and the CPU's flags) and loaded with ctypes (which releases the GIL during
 each call, so threads sign batches at once). SHA-1's 64-byte blocks go to OpenSSL's ``SHA1_Transform``,
 from the libcrypto Python's ``hashlib`` uses (passed in as a function pointer), as in
 ``minhash_kernels.sign_space_ossl``. Not used (``available()`` is False, the numba kernels or the
 numpy path run instead) when there is no compiler, no such libcrypto, the library's SHA-1 heads differ
-from ``hashlib``'s on a probe, or ``DJ_MINHASH_C=0``.
+from ``hashlib``'s on a probe, or ``DJ_MINHASH_C=0`` / ``DJ_C_KERNELS=0``.
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
-import platform
-import shutil
-import subprocess
 
 import numpy as np
+
+from data_juicer.ops.common import c_build
 
 SOURCE = r"""
 #include <stdint.h>
@@ -190,51 +188,9 @@ _LIB = None  # the loaded library, False when unusable
 _SHA1 = None  # OpenSSL's SHA1_Transform, as an address
 
 
-def _cache_dir() -> str:
-    home = os.environ.get("DATA_JUICER_CACHE_HOME") or os.path.join(
-        os.environ.get("CACHE_HOME", os.path.join("~", ".cache")), "data_juicer")
-    return os.path.join(os.path.expanduser(home), "kernels")
-
-
-def _cpu_flags() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith(("flags", "Features")):
-                    return line
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def _build() -> str:
     """The compiled library's path (compiled now if this machine has none yet); raises when it cannot be."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if not cc:
-        raise RuntimeError("no C compiler (cc, gcc or clang; or set CC)")
-    key = hashlib.sha256("\0".join([SOURCE, cc, platform.machine(), _cpu_flags()]).encode()).hexdigest()[:20]
-    folder = _cache_dir()
-    path = os.path.join(folder, f"dj_minhash_{key}.so")
-    if os.path.exists(path):
-        return path
-    os.makedirs(folder, exist_ok=True)
-    src = os.path.join(folder, f".dj_minhash_{key}.{os.getpid()}.c")
-    tmp = src[:-2] + ".so"
-    try:
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(SOURCE)
-        for flags in (["-O3", "-march=native"], ["-O3"]):  # a compiler without -march=native: portable code
-            done = subprocess.run([cc, *flags, "-shared", "-fPIC", "-o", tmp, src], capture_output=True, text=True)
-            if done.returncode == 0:
-                break
-        else:
-            raise RuntimeError(f"{cc} failed: {done.stderr.strip()[-300:]}")
-        os.replace(tmp, path)  # atomic: a concurrent run loads a whole library or builds its own
-    finally:
-        for p in (src, tmp):
-            if os.path.exists(p):
-                os.remove(p)
-    return path
+    return c_build.build(SOURCE, "minhash")
 
 
 def _load():
@@ -283,7 +239,7 @@ def available() -> bool:
     global _LIB
     if _LIB is None:
         _LIB = False
-        if os.environ.get("DJ_MINHASH_C", "1").strip().lower() not in ("0", "false", "no", "off"):
+        if c_build.enabled("DJ_MINHASH_C"):
             try:
                 _LIB = _load()
             except Exception as e:  # noqa: BLE001 - any failure means: the numba kernels or numpy

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from data_juicer.ops.common import minhash_c, minhash_numba
+from data_juicer.ops.common import c_build, minhash_c, minhash_numba
 from data_juicer.ops.common.minhash import permutations, shingle_hashes, signatures
 from data_juicer.ops.common.shingles import shingles
 
@@ -74,7 +74,7 @@ def test_built_once_then_loaded(tmp_path, monkeypatch):
     monkeypatch.setenv("DATA_JUICER_CACHE_HOME", str(tmp_path))
     calls = []
     real = subprocess.run
-    monkeypatch.setattr(minhash_c.subprocess, "run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    monkeypatch.setattr(c_build.subprocess, "run", lambda *a, **k: calls.append(a) or real(*a, **k))
     path = minhash_c._build()
     assert path.startswith(str(tmp_path / "kernels")) and path.endswith(".so") and len(calls) == 1
     assert minhash_c._build() == path and len(calls) == 1  # the cached library
@@ -89,6 +89,10 @@ def test_unusable_without_a_compiler(tmp_path, monkeypatch):
     monkeypatch.setattr(minhash_c, "_LIB", None)
     monkeypatch.delenv("CC")
     monkeypatch.setenv("DJ_MINHASH_C", "0")
+    assert minhash_c.available() is False
+    monkeypatch.setattr(minhash_c, "_LIB", None)
+    monkeypatch.setenv("DJ_MINHASH_C", "1")
+    monkeypatch.setenv("DJ_C_KERNELS", "off")  # all the C kernels off
     assert minhash_c.available() is False
 
 
