@@ -42,7 +42,7 @@ def _alnum_table(codes: np.ndarray) -> np.ndarray:
 
 def count_alnum_batch(texts: list[str]) -> list[int]:
     """``count_alnum`` of each text: one code-point array for the batch, looked up in the
-    ``isalnum`` table, summed per text (a compiled loop with numba, else a cumulative sum)."""
+    ``isalnum`` table, summed per text (a compiled loop in C or numba, else a cumulative sum)."""
     if not texts:
         return []
     codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)

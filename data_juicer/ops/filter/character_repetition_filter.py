@@ -70,14 +70,14 @@ class CharacterRepetitionFilter(Filter):
         self.min_ratio = min_ratio
         self.max_ratio = max_ratio
         # load (or compile) the compiled kernel here, once, so that the pass's forked workers share it
-        # instead of each loading it on its first batch (cached per process; False without numba)
+        # instead of each loading it on its first batch (cached per process; False without C or numba)
         repetition_numba.available()
 
     def compute_stats_batched(self, samples):
         key, n = StatsKeys.char_rep_ratio, self.rep_len
         texts, stats = samples[self.text_key], samples[Fields.stats]
         todo = [i for i, s in enumerate(stats) if key not in s]
-        # texts of 64 n-grams or more: one compiled call for the batch (numba), else numpy text by text;
+        # texts of 64 n-grams or more: one compiled call for the batch (C or numba), else numpy text by text;
         # shorter ones: the exact counting (as char_rep_ratio_fast does)
         long = [i for i in todo if len(texts[i]) - n + 1 >= 64]
         if len(long) > 1 and repetition_numba.available():

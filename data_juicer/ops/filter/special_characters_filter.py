@@ -25,7 +25,7 @@ _SPECIAL_TABLE[sorted(map(ord, SPECIAL_CHARACTERS))] = 1
 
 def count_special_batch(texts: list[str]) -> list[int]:
     """``count_special`` of each text: one code-point array for the batch, looked up in the
-    special-character table, summed per text (a compiled loop with numba, else a cumulative sum)."""
+    special-character table, summed per text (a compiled loop in C or numba, else a cumulative sum)."""
     if not texts:
         return []
     if repetition_numba.counts_available():  # one compiled pass: the same integers

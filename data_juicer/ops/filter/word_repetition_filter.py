@@ -59,7 +59,7 @@ def word_rep_ratio_fast(words: list[str], n: int, spaces_possible: bool = True) 
 
 def word_rep_ratios(word_lists: list[list[str]], n: int, spaces_possible: bool = True) -> list[float]:
     """``word_rep_ratio_fast`` of each word list; the lists it hashes go through one compiled
-    call (``repetition_numba``) when numba is usable, with the same hashes and so the same ratios."""
+    call (``repetition_numba``: C or numba) when one is usable, with the same hashes and so the same ratios."""
     out = [None] * len(word_lists)
     hashed = []
     for j, words in enumerate(word_lists):
@@ -88,9 +88,10 @@ class WordRepetitionFilter(Filter):
     ``<lang>.sp.model`` when ``tokenization=True`` (needs ``sentencepiece`` and the model file:
     see ``data_juicer.models.loader``); they are lower-cased and stripped of special characters
     at both ends, and emptied words dropped. Without tokenization the ratios come from one
-    compiled pass over the lower-cased texts' code points (numba; words compared by a 64-bit hash
-    of their code points, so the counts are exact barring a hash collision); otherwise, and
-    without numba, the word lists are shared through ``__dj__context__`` when fused.
+    compiled pass over the lower-cased texts' code points (a C library built with the machine's C
+    compiler, else numba; words compared by a 64-bit hash of their code points, so the counts are
+    exact barring a hash collision); otherwise, and without either, the word lists are shared
+    through ``__dj__context__`` when fused.
     """
 
     uses = (InterVars.words,)

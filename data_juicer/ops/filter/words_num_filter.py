@@ -46,9 +46,9 @@ class WordsNumFilter(Filter):
     ``<lang>.sp.model`` when ``tokenization=True`` (needs ``sentencepiece`` and the model file:
     see ``data_juicer.models.loader``). Special characters (punctuation, digits, emoji...) are
     stripped from both ends of each word and words left empty are not counted. Without
-    tokenization the words are counted in one compiled pass over the batch's code points (numba;
-    no word list is built); otherwise, and without numba, the word split is shared through
-    ``__dj__context__`` when fused.
+    tokenization the words are counted in one compiled pass over the batch's code points (a C
+    library built with the machine's C compiler, else numba; no word list is built); otherwise, and
+    without either, the word split is shared through ``__dj__context__`` when fused.
     """
 
     uses = (InterVars.words,)
