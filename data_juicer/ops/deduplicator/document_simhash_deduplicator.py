@@ -75,7 +75,7 @@ class DocumentSimhashDeduplicator(Deduplicator):
                            "punctuation changes the tokens")
         self.num_blocks = num_blocks
         self.hamming_distance = hamming_distance
-        # compiled path (numba): same values; compiled (or loaded from numba's cache) here, once, so
+        # compiled path (the C library, else numba): same values; built or loaded here, once, so
         # forked workers share it
         self._compiled = tokenization == "space" and self._ignore is None and simhash_numba.available()
 
