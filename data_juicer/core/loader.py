@@ -19,7 +19,10 @@ from data_juicer.utils.constant import Fields
 
 COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")
 SMALL_BYTES = 16 << 20  # JSONL up to this size is read into memory directly
-STREAM_BLOCK_BYTES = 8 << 20  # larger JSONL is streamed into an Arrow file in blocks of this size
+# larger JSONL is streamed into an Arrow file in blocks of this size: 2 MB blocks parse faster than 8 MB
+# ones (they stay in the CPU caches) and hold a quarter of the memory (600k rows of the 2M scale corpus:
+# 1.9 s / 3.2 CPU-s / 164 MB anonymous peak against 3.2-3.4 s / 5.2-5.7 / 460-476 MB)
+STREAM_BLOCK_BYTES = 2 << 20
 JSON_SUFFIXES = (".jsonl", ".json")
 TEXT_SUFFIXES = (
     ".txt", ".md", ".tex", ".asm", ".bat", ".cmd", ".c", ".h", ".cs", ".cpp", ".hpp", ".c++", ".h++", ".cc",
