@@ -169,6 +169,20 @@ def _rss_anon(pid: int) -> int:
     return 0
 
 
+def pss_anon(pid: int) -> int:
+    """Bytes of anonymous memory of ``pid``, each page shared with forked processes counted in proportion
+    (``Pss_Anon`` of ``/proc/PID/smaps_rollup``): summed over a tree, a forked worker's copy-on-write
+    view of its parent's heap is not counted twice, as anonymous RSS counts it. 0 where not readable."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Pss_Anon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def run_measured(argv: list[str], log_path, env=None, cwd=None, timeout: float | None = None,
                  interval: float = 0.05, pss_interval: float = 0.1) -> dict:
     """Run ``argv``; return rc, wall seconds, and the peak memory of its process tree.

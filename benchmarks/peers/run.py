@@ -85,18 +85,7 @@ def shard(corpus: Path, n_docs: int | None, parts: int, folder: Path) -> Path:
     return folder
 
 
-def _pss_anon(pid: int) -> int:
-    """Bytes of anonymous memory of ``pid``, each page shared with forked processes counted in proportion
-    (``Pss_Anon`` of ``/proc/PID/smaps_rollup``): summed over a tree, a forked worker's copy-on-write
-    view of its parent's heap is not counted twice, as anonymous RSS counts it. 0 where not readable."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("Pss_Anon:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+_pss_anon = bl.pss_anon
 
 
 def run_tree(argv: list[str], log_path: Path, env: dict, cwd: Path, timeout: float, interval: float = 0.1) -> dict:

@@ -82,9 +82,10 @@ class Timeline(threading.Thread):
                 procs = me.children(recursive=True)
             except psutil.Error:
                 procs = []
-            driver = workers = 0
+            driver = workers = pss_anon = 0
             for p in procs:
                 try:
+                    pss_anon += bl.pss_anon(p.pid)
                     anon = bl._rss_anon(p.pid)
                     if p.ppid() == me.pid:
                         driver += anon
@@ -94,15 +95,15 @@ class Timeline(threading.Thread):
                     continue
             if procs:
                 self.rows.append((round(time.time() - t0, 1), (driver + workers) / 2**20, driver / 2**20,
-                                  workers / 2**20, len(procs), _last_log_line(self.log_path)))
+                                  workers / 2**20, len(procs), _last_log_line(self.log_path), pss_anon / 2**20))
             self._halt.wait(self.interval)
 
     def stop(self) -> dict:
         self._halt.set()
         self.join()
         with open(self.out_path, "w", encoding="utf-8") as f:
-            f.write("t_s\ttree_anon_mb\tdriver_anon_mb\tworkers_anon_mb\tprocs\tphase\n")
-            f.writelines(f"{r[0]}\t{r[1]:.1f}\t{r[2]:.1f}\t{r[3]:.1f}\t{r[4]}\t{r[5]}\n" for r in self.rows)
+            f.write("t_s\ttree_anon_mb\tdriver_anon_mb\tworkers_anon_mb\tprocs\tphase\ttree_pss_anon_mb\n")
+            f.writelines(f"{r[0]}\t{r[1]:.1f}\t{r[2]:.1f}\t{r[3]:.1f}\t{r[4]}\t{r[5]}\t{r[6]:.1f}\n" for r in self.rows)
         return self.summary()
 
     def summary(self) -> dict:
@@ -119,6 +120,7 @@ class Timeline(threading.Thread):
         return {"peak": {"t_s": top[0], "tree_anon_mb": top[1], "driver_anon_mb": top[2], "workers_anon_mb": top[3],
                          "procs": top[4], "phase": top[5]},
                 "driver_peak_mb": max(r[2] for r in self.rows), "workers_peak_mb": max(r[3] for r in self.rows),
+                "pss_anon_peak_mb": max(r[6] for r in self.rows),
                 "phases": list(phases.values()), "file": str(self.out_path)}
 
 
@@ -171,7 +173,9 @@ def run_size(n: int, recipe: dict, work: Path, np_: int, timeout: float, keep: b
         pk = res_timeline["peak"]
         print(f"[scale] {n}: anonymous peak (1 s samples) {pk['tree_anon_mb']:.0f} MB at {pk['t_s']:.0f} s: driver "
               f"{pk['driver_anon_mb']:.0f} + workers {pk['workers_anon_mb']:.0f} MB ({pk['procs']} procs), phase "
-              f"'{pk['phase']}'; driver's own peak {res_timeline['driver_peak_mb']:.0f} MB", flush=True)
+              f"'{pk['phase']}'; driver's own peak {res_timeline['driver_peak_mb']:.0f} MB; anonymous PSS of the tree "
+              f"(copy-on-write pages shared with the forked workers counted once) peak "
+              f"{res_timeline['pss_anon_peak_mb']:.0f} MB", flush=True)
     if res["status"] != "ok":
         print(bl.log_tail(res["log"], 30), file=sys.stderr)
     if not keep:
