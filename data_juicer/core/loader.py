@@ -19,10 +19,12 @@ from data_juicer.utils.constant import Fields
 
 COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")
 SMALL_BYTES = 16 << 20  # JSONL up to this size is read into memory directly
-# larger JSONL is streamed into an Arrow file in blocks of this size: 2 MB blocks parse faster than 8 MB
-# ones (they stay in the CPU caches) and hold a quarter of the memory (600k rows of the 2M scale corpus:
-# 1.9 s / 3.2 CPU-s / 164 MB anonymous peak against 3.2-3.4 s / 5.2-5.7 / 460-476 MB)
-STREAM_BLOCK_BYTES = 2 << 20
+# larger JSONL is streamed into an Arrow file in blocks of this size: small blocks parse faster than 8 MB
+# ones (they stay in the CPU caches) and hold a fraction of the memory (600k rows of the 2M scale corpus,
+# 1 / 2 / 8 MB blocks: 2.0 / 1.9 / 3.2-3.4 s, 3.2 / 3.2 / 5.2-5.7 CPU-s, 114 / 164 / 460-476 MB anonymous
+# peak), with the schema of the first SCHEMA_SAMPLE_BYTES of rows given to every block
+STREAM_BLOCK_BYTES = 1 << 20
+SCHEMA_SAMPLE_BYTES = 8 << 20
 JSON_SUFFIXES = (".jsonl", ".json")
 TEXT_SUFFIXES = (
     ".txt", ".md", ".tex", ".asm", ".bat", ".cmd", ".c", ".h", ".cs", ".cpp", ".hpp", ".c++", ".h++", ".cc",
@@ -589,11 +591,20 @@ class Loader:
         import pyarrow.json as paj
 
         opts = paj.ReadOptions(block_size=STREAM_BLOCK_BYTES)
+        # the schema of the first SCHEMA_SAMPLE_BYTES of rows, given to every block (small blocks keep the
+        # parse in the CPU caches and its memory low; the schema still comes from thousands of rows, so
+        # a field that is null all through one small block keeps its type)
+        parse = None
+        head = _head_lines(files[0], SCHEMA_SAMPLE_BYTES)
+        if head:
+            sample = paj.read_json(pa.BufferReader(head), read_options=paj.ReadOptions(use_threads=False))
+            parse = paj.ParseOptions(explicit_schema=sample.schema)
+            del sample
         writer, schema = None, None
         with pa.OSFile(path, "wb") as sink:
             try:
                 for f in files:
-                    for batch in paj.open_json(f, read_options=opts):
+                    for batch in paj.open_json(f, read_options=opts, parse_options=parse):
                         if writer is None:
                             schema = batch.schema
                             writer = pa.ipc.new_stream(sink, schema)
@@ -692,6 +703,15 @@ def _validate_handing_back(table) -> None:
         m.drop_all()
 
 
+def _head_lines(path: str, limit: int) -> bytes:
+    """The whole lines in the first ``limit`` bytes of ``path`` (b"" when its first line is longer)."""
+    with open(path, "rb") as f:
+        head = f.read(limit)
+    if len(head) < limit:
+        return head
+    return head[:head.rfind(b"\n") + 1]
+
+
 def _stream_path(files: list[str], cache_root) -> str:
     """The Arrow file ``_stream_large_jsonl`` writes for ``files``: named after the inputs (path, size,
     mtime), pyarrow's version and the block size, under ``<cache_root>/dj_jsonl``."""
@@ -700,7 +720,7 @@ def _stream_path(files: list[str], cache_root) -> str:
     import pyarrow as pa
 
     key = json.dumps([[os.path.abspath(f), os.path.getsize(f), os.stat(f).st_mtime_ns] for f in files]
-                     + [pa.__version__, STREAM_BLOCK_BYTES])
+                     + [pa.__version__, STREAM_BLOCK_BYTES, SCHEMA_SAMPLE_BYTES])
     folder = os.path.join(cache_root, "dj_jsonl", hashlib.sha256(key.encode()).hexdigest()[:24])
     return os.path.join(folder, "data.arrow")
 

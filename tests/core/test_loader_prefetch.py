@@ -14,6 +14,7 @@ from data_juicer.core.loader import DataLoadError, Loader, SourceSpec
 def stream_small(monkeypatch):
     monkeypatch.setattr(loader_mod, "SMALL_BYTES", 0)
     monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256)
+    monkeypatch.setattr(loader_mod, "SCHEMA_SAMPLE_BYTES", 512)  # the schema of the first few lines
     yield
     loader_mod._join_prefetch()
 

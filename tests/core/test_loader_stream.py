@@ -14,7 +14,8 @@ from data_juicer.core.loader import DataLoadError, Loader, SourceSpec
 @pytest.fixture
 def stream_small(monkeypatch):
     monkeypatch.setattr(loader_mod, "SMALL_BYTES", 0)  # nothing is "small": large-file paths only
-    monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256)  # a few lines per block
+    monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256)
+    monkeypatch.setattr(loader_mod, "SCHEMA_SAMPLE_BYTES", 512)  # the schema of the first few lines  # a few lines per block
 
 
 def _write(path, rows):
@@ -91,3 +92,24 @@ def test_bad_line_still_names_its_line(tmp_path, stream_small):
     with pytest.raises(DataLoadError, match=r"line 61"):
         _load(path, tmp_path / "c")
     assert not any(n.endswith(".arrow") or ".tmp-" in n for n in os.listdir(tmp_path))
+
+
+def test_field_null_through_a_block_keeps_the_sampled_type(tmp_path, stream_small, monkeypatch):
+    # "note" is a string in the first lines (the schema sample), then null for many blocks: every block
+    # gets the sampled schema, so the file streams (no builder) and equals the builder's table
+    monkeypatch.setattr(loader_mod, "SCHEMA_SAMPLE_BYTES", 4096)
+    rows = [{"id": f"d{i}", "text": f"text number {i} " * 3, "note": "first" if i < 3 else None} for i in range(80)]
+    path = _write(tmp_path / "a.jsonl", rows)
+    got = _load(path, tmp_path / "c")
+    want = _builder(path, tmp_path)
+    assert got.data.table.equals(want.data.table)
+    assert got["note"][:4] == ["first", "first", "first", None] and got.num_rows == 80
+    assert [p.name for p in (tmp_path / "c" / "dj_jsonl").rglob("*") if p.is_file()] == ["data.arrow"]
+
+
+def test_head_lines_keeps_whole_lines(tmp_path):
+    p = tmp_path / "h.jsonl"
+    p.write_bytes(b'{"a": 1}\n{"a": 22}\n{"a": 333}\n')
+    assert loader_mod._head_lines(str(p), 12) == b'{"a": 1}\n'
+    assert loader_mod._head_lines(str(p), 1000) == b'{"a": 1}\n{"a": 22}\n{"a": 333}\n'
+    assert loader_mod._head_lines(str(p), 5) == b""  # the first line is longer: no sample

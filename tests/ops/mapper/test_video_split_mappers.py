@@ -113,4 +113,4 @@ def test_bad_video_fails_the_sample_naming_it(video_files, bad, tmp_path):
     with pytest.raises(RuntimeError, match=os.path.basename(video_files[bad])):
         run("video_split_by_key_frame_mapper", [{"text": V, "videos": [video_files[bad]]}],
             save_dir=str(tmp_path), skip_op_error=False)
-    assert psutil.Process().num_fds() == before
+    assert psutil.Process().num_fds() <= before  # none left open (a collected file of an earlier test may close)
