@@ -15,18 +15,8 @@ from data_juicer.ops.common.shingles import shingles
 
 pytestmark = pytest.mark.skipif(not minhash_c.available(), reason="no C compiler or libcrypto here")
 
-EDGE_WORDS = ["x" * n for n in (1, 54, 55, 56, 57, 63, 64, 65, 118, 119, 120, 128, 190, 300)]
-TEXTS = [
-    "",
-    "one",
-    "a b c d e",
-    "the quick brown fox jumps over the lazy dog " * 3,
-    "double  spaced   words    make non contiguous shingles  here",  # shingles copied out of the text
-    "   leading and trailing   ",
-    " ".join(EDGE_WORDS),  # SHA-1 messages across the one / two padded block edges and whole blocks
-    "ünïcödé wörds — “quoted” 中文 字符 测试 文本 更多 的 字",
-    " ".join(w + " a b" for w in EDGE_WORDS),
-]
+# the same edge cases as the numba kernels' tests: SHA-1 block edges, copied shingles, unicode
+from tests.ops.common.test_minhash_kernels import EDGE_WORDS, TEXTS  # noqa: E402
 
 
 def _buffer(texts):
