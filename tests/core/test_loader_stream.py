@@ -15,7 +15,8 @@ from data_juicer.core.loader import DataLoadError, Loader, SourceSpec
 def stream_small(monkeypatch):
     monkeypatch.setattr(loader_mod, "SMALL_BYTES", 0)  # nothing is "small": large-file paths only
     monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256)
-    monkeypatch.setattr(loader_mod, "SCHEMA_SAMPLE_BYTES", 512)  # the schema of the first few lines  # a few lines per block
+    monkeypatch.setattr(loader_mod, "SCHEMA_SAMPLE_BYTES", 512)  # the schema of the first few lines
+    monkeypatch.setattr(loader_mod, "WRITE_BATCH_BYTES", 1)  # each block written as it is  # a few lines per block
 
 
 def _write(path, rows):
@@ -113,3 +114,13 @@ def test_head_lines_keeps_whole_lines(tmp_path):
     assert loader_mod._head_lines(str(p), 12) == b'{"a": 1}\n'
     assert loader_mod._head_lines(str(p), 1000) == b'{"a": 1}\n{"a": 22}\n{"a": 333}\n'
     assert loader_mod._head_lines(str(p), 5) == b""  # the first line is longer: no sample
+
+
+def test_blocks_written_in_larger_record_batches(tmp_path, stream_small, monkeypatch):
+    path = _write(tmp_path / "d.jsonl", ROWS)
+    each = _load(path, tmp_path / "c1")  # the fixture's WRITE_BATCH_BYTES = 1: a record batch a block
+    monkeypatch.setattr(loader_mod, "WRITE_BATCH_BYTES", 2048)  # ~8 blocks of 256 bytes a record batch
+    ds = _load(path, tmp_path / "c2")
+    ref = _builder(path, tmp_path / "c2")
+    assert ds.data.table.equals(ref.data.table) and ds.num_rows == 60
+    assert 1 < len(ds.data.table.to_batches()) < len(each.data.table.to_batches())
