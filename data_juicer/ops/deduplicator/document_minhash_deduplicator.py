@@ -151,6 +151,18 @@ class DocumentMinhashDeduplicator(Deduplicator):
         """Signatures from ``minhash_c`` (``space`` tokenization, a C compiler here), not numba's kernels."""
         return self.tokenization == "space" and minhash_c.available()
 
+    def _buffer_signatures(self, data: np.ndarray, off: np.ndarray, window: int) -> np.ndarray:
+        """Signatures of the UTF-8 texts ``data[off[d]:off[d + 1]]`` by the compiled kernels in use."""
+        if self._c_kernels():
+            return minhash_c.buffer_signatures(data, off, window, self._perm_a, self._perm_b)
+        return minhash_numba.buffer_signatures(data, off, self.tokenization, window, self._perm_a, self._perm_b)
+
+    def _lower_kernels(self):
+        """The module whose ``lower_buffer`` lower-cases raw text (``minhash_c`` or numba's), or None."""
+        if self._c_kernels():
+            return minhash_c
+        return minhash_numba if minhash_numba.available() else None
+
     def _prepared(self, texts: list[str]) -> list:
         """Texts lower-cased and without ignored matches; sentencepiece pieces for that tokenization."""
         if self.lowercase:
@@ -194,9 +206,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
         through ``_signatures``."""
         if isinstance(arr, pa.ChunkedArray):  # a batch within one chunk is read in place, not copied
             arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
-        c = self._c_kernels()
         raw = (self._ignore is None and not self.simplify
-               and (c or (self.tokenization in ("space", "character") and minhash_numba.available())))
+               and (self._c_kernels() or (self.tokenization in ("space", "character") and minhash_numba.available())))
         if not raw or arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
             return self._signatures(arr.to_pylist())
         n = len(arr)
@@ -207,10 +218,8 @@ class DocumentMinhashDeduplicator(Deduplicator):
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else \
             np.zeros(1, dtype=np.uint8)
         if self.lowercase:  # Python's str.lower, in the kernel (no GIL, no Python strings)
-            data, off = (minhash_c if c else minhash_numba).lower_buffer(data, off)
-        sig = (minhash_c.buffer_signatures(data, off, self.window_size, self._perm_a, self._perm_b) if c else
-               minhash_numba.buffer_signatures(data, off, self.tokenization, self.window_size,
-                                               self._perm_a, self._perm_b))
+            data, off = self._lower_kernels().lower_buffer(data, off)
+        sig = self._buffer_signatures(data, off, self.window_size)
         if self.short_texts == "whole":
             self._sign_short_buffers_whole(data, off, sig)
         return sig
@@ -249,7 +258,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
                                                                  pa.py_buffer(sig.astype("<u4", copy=False))])
 
         starts = range(0, n, step)
-        kernels = minhash_c if self._c_kernels() else (minhash_numba if minhash_numba.available() else None)
+        kernels = self._lower_kernels()
         if self.lowercase and kernels is not None:  # its table (and kernel), once, before the threads
             kernels.lower_buffer(np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int64))
         spill = n * width * 4 > SPILL_BYTES
@@ -288,8 +297,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
         np.cumsum(sizes, out=sub_off[1:])
         sub = np.concatenate([data[off[d]:off[d + 1]] for d in short.tolist()]) if sub_off[-1] else \
             np.zeros(1, dtype=np.uint8)
-        c = self._c_kernels()
-        if c:
+        if self._c_kernels():
             counts = minhash_c.space_counts(sub, sub_off)
         else:
             space_tokens_k, char_tokens_k, _ = minhash_numba._kernels()
@@ -298,8 +306,7 @@ class DocumentMinhashDeduplicator(Deduplicator):
         for n in range(1, self.window_size):
             rows = counts == n
             if rows.any():
-                whole = (minhash_c.buffer_signatures(sub, sub_off, n, self._perm_a, self._perm_b) if c else
-                         minhash_numba.buffer_signatures(sub, sub_off, self.tokenization, n, self._perm_a, self._perm_b))
+                whole = self._buffer_signatures(sub, sub_off, n)
                 sig[short[rows]] = whole[rows]
 
     def hash_inputs(self):
