@@ -19,17 +19,16 @@ from data_juicer.utils.constant import Fields
 
 COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")
 SMALL_BYTES = 16 << 20  # JSONL up to this size is read into memory directly
-# larger JSONL is streamed into an Arrow file in blocks of this size: small blocks parse faster than 8 MB
-# ones (they stay in the CPU caches) and hold a fraction of the memory (600k rows of the 2M scale corpus,
-# 1 / 2 / 8 MB blocks: 2.0 / 1.9 / 3.2-3.4 s, 3.2 / 3.2 / 5.2-5.7 CPU-s, 114 / 164 / 460-476 MB anonymous
-# peak), with the schema of the first SCHEMA_SAMPLE_BYTES of rows given to every block
-STREAM_BLOCK_BYTES = 1 << 20
+# larger JSONL is streamed into an Arrow file in blocks of whole lines of about this many bytes, each parsed
+# on its own (``pyarrow.json.read_json``, one thread) and written as one record batch, so the process holds
+# one block and its table at a time. pyarrow's streaming reader (``open_json``) reads up to 32 blocks ahead
+# on its I/O threads, and its 1 MB record batches had to be copied into larger ones (a 2M-row file of 1 MB
+# batches has ~4,400 chunks, each with its own arrays in every pass and in the driver): the two left ~60 MB
+# more of Arrow's allocator resident while the file was read (alone, 107 MB of JSONL: 107-123 MB anonymous
+# peak against 58-64 here). Fewer, larger chunks: the same rows and values.
+STREAM_BLOCK_BYTES = 4 << 20
+# every block is given the schema of the first SCHEMA_SAMPLE_BYTES of rows
 SCHEMA_SAMPLE_BYTES = 8 << 20
-# the parsed blocks are written in record batches of about this many bytes: a 2M-row file of 1 MB batches
-# has ~4,400 chunks, each with its own arrays in every pass and in the driver (fewer, larger chunks: the same
-# rows and values). The cost: the copy into a larger batch raised the first-read MinHash peers run's peak
-# PSS from 164 to 196 MB (2, 4 or 8 MB alike), while the 2M scale run's driver fell from 171 to 147 MB
-WRITE_BATCH_BYTES = 2 << 20
 JSON_SUFFIXES = (".jsonl", ".json")
 TEXT_SUFFIXES = (
     ".txt", ".md", ".tex", ".asm", ".bat", ".cmd", ".c", ".h", ".cs", ".cpp", ".hpp", ".c++", ".h++", ".cc",
@@ -595,37 +594,35 @@ class Loader:
         import pyarrow as pa
         import pyarrow.json as paj
 
-        opts = paj.ReadOptions(block_size=STREAM_BLOCK_BYTES)
-        # the schema of the first SCHEMA_SAMPLE_BYTES of rows, given to every block (small blocks keep the
-        # parse in the CPU caches and its memory low; the schema still comes from thousands of rows, so
-        # a field that is null all through one small block keeps its type)
+        # the schema of the first SCHEMA_SAMPLE_BYTES of rows, given to every block (the schema still comes
+        # from thousands of rows, so a field that is null all through one block keeps its type)
         parse = None
         head = _head_lines(files[0], SCHEMA_SAMPLE_BYTES)
         if head:
             sample = paj.read_json(pa.BufferReader(head), read_options=paj.ReadOptions(use_threads=False))
             parse = paj.ParseOptions(explicit_schema=sample.schema)
             del sample
+        del head
         writer, schema = None, None
-        pending: list = []  # parsed blocks not written yet: written as one record batch of ~WRITE_BATCH_BYTES
-        size = 0
         with pa.OSFile(path, "wb") as sink:
             try:
                 for f in files:
-                    for batch in paj.open_json(f, read_options=opts, parse_options=parse):
+                    for block in _line_blocks(f, STREAM_BLOCK_BYTES):
+                        # one parse block for the whole buffer: one chunk a column, one record batch
+                        opts = paj.ReadOptions(use_threads=False, block_size=block.size + 1)
+                        table = paj.read_json(block, read_options=opts, parse_options=parse)
+                        del block
                         if writer is None:
-                            schema = batch.schema
+                            schema = table.schema
                             writer = pa.ipc.new_stream(sink, schema)
-                        elif not batch.schema.equals(schema):
+                        elif not table.schema.equals(schema):
                             raise ValueError("a later block has another schema")
-                        pending.append(batch)
-                        size += batch.nbytes
-                        if size >= WRITE_BATCH_BYTES:
-                            writer.write_batch(pa.concat_batches(pending))
-                            pending, size = [], 0
+                        if table.num_rows:
+                            for batch in table.to_batches():
+                                writer.write_batch(batch)
+                        del table
                 if writer is None:
                     raise ValueError("no rows")
-                if pending:
-                    writer.write_batch(pa.concat_batches(pending))
             finally:
                 if writer is not None:
                     writer.close()
@@ -725,6 +722,32 @@ def _head_lines(path: str, limit: int) -> bytes:
     return head[:head.rfind(b"\n") + 1]
 
 
+def _line_blocks(path: str, size: int):
+    """The file as ``pyarrow.Buffer`` blocks of whole lines, about ``size`` bytes each (a line longer than
+    ``size``: a block that holds it whole; the last block: the rest of the file, with or without its
+    final newline). Each block is read once; the next one starts at the line its predecessor cut off."""
+    import pyarrow as pa
+
+    with open(path, "rb") as f:
+        while True:
+            start, want = f.tell(), size
+            while True:
+                chunk = f.read(want)
+                if len(chunk) < want:  # the end of the file
+                    cut = len(chunk)
+                    break
+                cut = chunk.rfind(b"\n") + 1
+                if cut:
+                    break
+                f.seek(start)  # no newline in ``want`` bytes: read the long line again, whole
+                want *= 2
+            if not cut:
+                return
+            f.seek(start + cut)
+            yield pa.py_buffer(chunk).slice(0, cut)
+            del chunk
+
+
 def _stream_path(files: list[str], cache_root) -> str:
     """The Arrow file ``_stream_large_jsonl`` writes for ``files``: named after the inputs (path, size,
     mtime), pyarrow's version and the block size, under ``<cache_root>/dj_jsonl``."""
@@ -733,7 +756,7 @@ def _stream_path(files: list[str], cache_root) -> str:
     import pyarrow as pa
 
     key = json.dumps([[os.path.abspath(f), os.path.getsize(f), os.stat(f).st_mtime_ns] for f in files]
-                     + [pa.__version__, STREAM_BLOCK_BYTES, SCHEMA_SAMPLE_BYTES, WRITE_BATCH_BYTES])
+                     + [pa.__version__, STREAM_BLOCK_BYTES, SCHEMA_SAMPLE_BYTES, "read_json blocks"])
     folder = os.path.join(cache_root, "dj_jsonl", hashlib.sha256(key.encode()).hexdigest()[:24])
     return os.path.join(folder, "data.arrow")
 

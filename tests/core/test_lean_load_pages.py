@@ -31,7 +31,6 @@ def _write(path, n=4000):
 def test_lean_load_leaves_little_of_the_file_resident(tmp_path, monkeypatch):
     monkeypatch.setattr(loader_mod, "SMALL_BYTES", 0)  # the streamed path: a memory-mapped Arrow file
     monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256 << 10)
-    monkeypatch.setattr(loader_mod, "WRITE_BATCH_BYTES", 1)  # a record batch a block
     data = tmp_path / "in.jsonl"
     _write(data)  # ~4.1 MB of text
     rows = Loader(text_keys=["text"], cache_dir=str(tmp_path / "c")).load_lean([SourceSpec(str(data))]).dataset

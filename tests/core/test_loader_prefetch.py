@@ -15,7 +15,6 @@ def stream_small(monkeypatch):
     monkeypatch.setattr(loader_mod, "SMALL_BYTES", 0)
     monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256)
     monkeypatch.setattr(loader_mod, "SCHEMA_SAMPLE_BYTES", 512)  # the schema of the first few lines
-    monkeypatch.setattr(loader_mod, "WRITE_BATCH_BYTES", 1)  # each block written as it is
     yield
     loader_mod._join_prefetch()
 

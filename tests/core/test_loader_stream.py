@@ -16,7 +16,6 @@ def stream_small(monkeypatch):
     monkeypatch.setattr(loader_mod, "SMALL_BYTES", 0)  # nothing is "small": large-file paths only
     monkeypatch.setattr(loader_mod, "STREAM_BLOCK_BYTES", 256)
     monkeypatch.setattr(loader_mod, "SCHEMA_SAMPLE_BYTES", 512)  # the schema of the first few lines
-    monkeypatch.setattr(loader_mod, "WRITE_BATCH_BYTES", 1)  # each block written as it is  # a few lines per block
 
 
 def _write(path, rows):
@@ -116,11 +115,53 @@ def test_head_lines_keeps_whole_lines(tmp_path):
     assert loader_mod._head_lines(str(p), 5) == b""  # the first line is longer: no sample
 
 
-def test_blocks_written_in_larger_record_batches(tmp_path, stream_small, monkeypatch):
+def test_each_block_is_one_record_batch(tmp_path, stream_small):
+    # 60 lines of 64-127 bytes (the texts repeat 1-7 times), 5,706 bytes in all, in blocks of whole lines of
+    # at most 256 bytes: 26 blocks of 3, 2, 2, 3, ... lines, the last the 60th line alone; each parsed
+    # alone and written as one record batch (no copy into larger batches)
     path = _write(tmp_path / "d.jsonl", ROWS)
-    each = _load(path, tmp_path / "c1")  # the fixture's WRITE_BATCH_BYTES = 1: a record batch a block
-    monkeypatch.setattr(loader_mod, "WRITE_BATCH_BYTES", 2048)  # ~8 blocks of 256 bytes a record batch
-    ds = _load(path, tmp_path / "c2")
-    ref = _builder(path, tmp_path / "c2")
-    assert ds.data.table.equals(ref.data.table) and ds.num_rows == 60
-    assert 1 < len(ds.data.table.to_batches()) < len(each.data.table.to_batches())
+    assert path.stat().st_size == 5706
+    ds = _load(path, tmp_path / "c")
+    batches = ds.data.table.to_batches()
+    assert [b.num_rows for b in batches] == [3, 2, 2] * 8 + [3, 1]
+    assert ds.data.table.column("text").num_chunks == 26
+    assert ds.data.table.equals(_builder(path, tmp_path / "c").data.table)
+
+
+def _blocks(data: bytes, size: int, tmp_path) -> list[bytes]:
+    p = tmp_path / "b.jsonl"
+    p.write_bytes(data)
+    return [b.to_pybytes() for b in loader_mod._line_blocks(str(p), size)]
+
+
+def test_line_blocks_whole_lines(tmp_path):
+    data = b'{"a": 1}\n{"a": 22}\n{"a": 333}\n'  # lines of 9, 10 and 11 bytes
+    assert _blocks(data, 12, tmp_path) == [b'{"a": 1}\n', b'{"a": 22}\n', b'{"a": 333}\n']
+    assert _blocks(data, 20, tmp_path) == [b'{"a": 1}\n{"a": 22}\n', b'{"a": 333}\n']
+    assert _blocks(data, 1000, tmp_path) == [data]
+    assert _blocks(data, 30, tmp_path) == [data]  # exactly the file: one block
+    # a line longer than the block size is read again, whole
+    long = b'{"a": "' + b"x" * 50 + b'"}\n'
+    assert _blocks(b'{"a": 1}\n' + long + b'{"a": 2}\n', 16, tmp_path) == [b'{"a": 1}\n', long, b'{"a": 2}\n']
+    # the last line without its newline, CRLF line ends, an empty file
+    assert _blocks(b'{"a": 1}\n{"a": 2}', 12, tmp_path) == [b'{"a": 1}\n', b'{"a": 2}']
+    assert _blocks(b'{"a": 1}\r\n{"a": 2}\r\n', 12, tmp_path) == [b'{"a": 1}\r\n', b'{"a": 2}\r\n']
+    assert _blocks(b"", 12, tmp_path) == []
+
+
+def test_long_lines_blank_lines_and_no_final_newline_stream(tmp_path, stream_small):
+    rows = [dict(r) for r in ROWS]
+    rows[30]["text"] = "una línea larga " * 100  # 1,700 bytes: longer than a block
+    body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    path = tmp_path / "d.jsonl"
+    path.write_text(body.replace("\n", "\n\n", 5).rstrip("\n") + "\n\n  \n", encoding="utf-8")
+    ds = _load(path, tmp_path / "c")
+    assert _streamed_files(tmp_path / "c") == ["data.arrow"]
+    assert ds.num_rows == 60 and ds[30]["text"] == "una línea larga " * 100
+    assert ds.data.table.equals(_builder(path, tmp_path / "c").data.table)
+    path2 = tmp_path / "e.jsonl"
+    path2.write_text(body.rstrip("\n"), encoding="utf-8")  # no newline after the last line
+    ds2 = _load(path2, tmp_path / "c2")
+    assert _streamed_files(tmp_path / "c2") == ["data.arrow"]
+    assert ds2.num_rows == 60 and ds2[59]["id"] == "d59"
+    assert ds2.data.table.equals(ds.data.table)
