@@ -40,8 +40,10 @@ class HFBackend(Backend):
     def _lean_recipe(self) -> bool:
         """Run without importing ``datasets`` where it cannot change the result: every op in
         ``LEAN_OPS``, no checkpoints, a JSONL result (``datasets`` adds its schema metadata to a parquet
-        one). The load may still decline (``Loader.load_lean``), and any step outside the lean surface
-        turns the data into a ``datasets.Dataset`` first (``_hf``). ``DJ_LEAN=0`` turns it off."""
+        one), no tracer and no cache compression. Row-wise ops (mappers, filters) run in passes of
+        ``lean_pass``. The load may still decline (``Loader.load_lean``), a pass may decline
+        (``lean_pass.Decline``: it runs on the ``datasets`` path instead), and any step outside the lean
+        surface turns the data into a ``datasets.Dataset`` first (``_hf``). ``DJ_LEAN=0`` turns it off."""
         if os.environ.get("DJ_LEAN", "1").strip().lower() in ("0", "false", "no", "off"):
             return False
         r = self.recipe
@@ -51,8 +53,15 @@ class HFBackend(Backend):
             fmt = export_format(r.export_path, r.export_type)
         except Exception:  # noqa: BLE001 - the export reports it
             return False
-        names = [s.name for s in r.ops]
-        return bool(names) and all(n in LEAN_OPS for n in names) and not r.use_checkpoint and fmt == "jsonl"
+        from data_juicer.ops.base import Deduplicator, Filter, Mapper
+
+        def lean_op(spec) -> bool:
+            cls = getattr(spec, "cls", None)
+            row_wise = isinstance(cls, type) and issubclass(cls, (Mapper, Filter)) and not issubclass(cls, Deduplicator)
+            return spec.name in LEAN_OPS or row_wise
+
+        return (bool(r.ops) and all(lean_op(s) for s in r.ops) and not r.use_checkpoint and fmt == "jsonl"
+                and not r.open_tracer and not r.cache_compress)
 
     @property
     def workers(self) -> int:
@@ -62,6 +71,8 @@ class HFBackend(Backend):
         self._prefetch()
         if not self.lean or "datasets" in sys.modules:
             self._datasets_switches()
+        elif any(s.name not in LEAN_OPS for s in self.recipe.ops):
+            self._import_pandas = _background_import("pandas")
         if self.recipe.cache_compress:
             from data_juicer.core.cache import check_method
 
@@ -122,6 +133,12 @@ class HFBackend(Backend):
         r = self.recipe
         loader, specs, max_n = self._loader()
         result = loader.load_lean(specs, max_n) if self.lean else None
+        importer, self._import_pandas = getattr(self, "_import_pandas", None), None
+        if importer is not None:
+            # pyarrow imports pandas the first time it converts Python values (~0.26 CPU s): once, in the
+            # background while the ops are built and the file is read, not in every forked worker (and
+            # done before anything forks)
+            importer.join()
         if result is not None and result.dataset.num_rows:
             ds = result.dataset
             if r.skip_op_error and Fields.row_index not in ds.column_names:
@@ -144,8 +161,9 @@ class HFBackend(Backend):
         return ds
 
     def head(self, ds, n: int) -> dict:
-        ds = self._hf(ds)
         n = min(n, ds.num_rows)
+        if isinstance(ds, ArrowRows):
+            return _arrow_rows_slice(ds, 0, n).to_pydict() if n else {}
         return ds.select(range(n)).to_dict() if n else {}
 
     def columns(self, ds, names):
@@ -155,9 +173,11 @@ class HFBackend(Backend):
         return table.select([c for c in names if c in table.column_names])
 
     def first_row(self, ds, exclude=()) -> Optional[dict]:
-        ds = self._hf(ds)
         if not ds.num_rows:
             return None
+        if isinstance(ds, ArrowRows):
+            table = _arrow_rows_slice(ds, 0, 1)
+            return table.select([c for c in table.column_names if c not in exclude]).to_pylist()[0]
         return dict(ds.select_columns([c for c in ds.column_names if c not in exclude])[0])
 
     # -- stages ----------------------------------------------------------------------------
@@ -168,9 +188,13 @@ class HFBackend(Backend):
             out = self._hash_only(list(stage.dedups), ds, hash_only)
             if out is not None:
                 return out
-        ds = self._hf(ds)
         heavy = any(getattr(o, "modality", "text") in ("image", "audio", "video", "multimodal")
                     for op in stage.ops for o in (getattr(op, "filters", None) or [op]))
+        if isinstance(ds, ArrowRows) and run.tracer is None:
+            out = self._lean_pass(stage, ds, run, batch_size, num_proc, heavy)
+            if out is not None:
+                return out
+        ds = self._hf(ds)
         map_kwargs = self._cache_kwargs(stage, ds, run)
         chunk = hf_pool.chunk_rows_for(ds.num_rows, batch_size, num_proc, heavy)
         pooled = hf_pool.enabled() and num_proc > 1 and ds.num_rows > chunk
@@ -212,6 +236,70 @@ class HFBackend(Backend):
             out = out.remove_columns([Fields.error])
         return out
 
+    def _lean_pass(self, stage, ds, run, batch_size: int, num_proc: int, heavy: bool):
+        """The pass over ``ArrowRows`` without ``datasets`` (``lean_pass``); None when it declines (the
+        ``datasets`` path then runs it, from the start)."""
+        import uuid
+
+        import numpy as np
+        import pyarrow.compute as pc
+
+        from data_juicer.core.backends import lean_pass
+        from data_juicer.core.runner import FusedRun
+
+        fp, folder = None, None
+        if self.recipe.use_cache:
+            from data_juicer.core.cache import stage_fingerprint
+
+            base = lean_pass.input_fingerprint(ds)
+            folder = lean_pass.cache_folder(ds)
+            if base and folder:
+                fp = stage_fingerprint(base, stage.ops, {"skip_op_error": self.recipe.skip_op_error,
+                                                         "stats_order": run.stats_order})
+        chunk = hf_pool.chunk_rows_for(ds.num_rows, batch_size, num_proc, heavy)
+        pooled = hf_pool.enabled() and num_proc > 1 and ds.num_rows > chunk
+        if not pooled:
+            if heavy and 1 < num_proc <= ds.num_rows <= batch_size:
+                batch_size = -(-ds.num_rows // num_proc)
+            num_proc, chunk = 1, max(1, ds.num_rows)
+        spill = isinstance(run, FusedRun) and self.recipe.skip_op_error
+        if spill:
+            run.spill_dir = os.path.join(self.job.dir, "tmp", f"failed-rows-{uuid.uuid4().hex[:12]}")
+        try:
+            out = lean_pass.pool_map(ds, run, batch_size=batch_size, num_proc=num_proc, chunk_rows=chunk,
+                                     fingerprint=fp, cache_dir=folder, tmp_parent=os.path.join(self.job.dir, "tmp"),
+                                     desc=stage.label)
+        except lean_pass.Decline as e:
+            logger.info(f"[{stage.label[:60]}] runs on the datasets path ({e})")
+            counts = getattr(run, "counter_path", None)
+            if counts and os.path.isdir(counts):  # the counts of the batches done so far are counted again
+                for name in os.listdir(counts):
+                    os.remove(os.path.join(counts, name))
+            if spill:
+                import shutil
+
+                shutil.rmtree(run.spill_dir, ignore_errors=True)
+                run.spill_dir = None
+            return None
+        finally:
+            spill_folder = run.spill_dir if spill else None
+            if spill:
+                run.spill_dir = None
+        if spill_folder is not None:
+            self._record_spilled(stage, out, spill_folder, {"new_fingerprint": fp} if fp else {})
+        if Fields.error in out.column_names:
+            col = out.table.column(Fields.error)
+            failed = pc.greater(pc.utf8_length(col), 0)
+            n_failed = pc.sum(failed).as_py() or 0
+            if n_failed:
+                mask = failed.to_numpy(zero_copy_only=False)
+                bad = out.table.take(np.flatnonzero(mask)).to_pylist()
+                self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in bad)
+                logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
+                out = out.select(np.flatnonzero(~mask))
+            out = out.remove_columns([Fields.error])
+        return out
+
     @staticmethod
     def _pool_map(ds, fn, batch_size: int, num_proc: int, chunk: int, map_kwargs: dict, label: str,
                   remove_columns=()):
@@ -238,9 +326,10 @@ class HFBackend(Backend):
         rows = read_spill(folder) if ran else []
         shutil.rmtree(folder, ignore_errors=True)
         keep = None
-        if map_kwargs.get("new_fingerprint") and getattr(out, "cache_files", None):
-            keep = os.path.join(os.path.dirname(out.cache_files[0]["filename"]),
-                                f"{map_kwargs['new_fingerprint']}.failed-rows.pkl")
+        files = getattr(out, "cache_files", None)
+        out_folder = os.path.dirname(files[0]["filename"]) if files else getattr(out, "folder", None)
+        if map_kwargs.get("new_fingerprint") and out_folder:
+            keep = os.path.join(out_folder, f"{map_kwargs['new_fingerprint']}.failed-rows.pkl")
             if ran:
                 tmp = keep + ".tmp"
                 with open(tmp, "wb") as f:
@@ -396,6 +485,30 @@ class HFBackend(Backend):
     # -- export ----------------------------------------------------------------------------
     def export(self, ds, exporter):
         return exporter.export(_decoded_json_columns(ds), _row_numbers(ds))
+
+
+def _background_import(name: str):
+    """A started daemon thread importing module ``name`` (join it before forking); a missing module is
+    left alone."""
+    import importlib
+    import threading
+
+    def run():
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+    t = threading.Thread(target=run, name=f"import-{name}", daemon=True)
+    t.start()
+    return t
+
+
+def _arrow_rows_slice(ds, start: int, n: int):
+    """Rows [start, start + n) of an ``ArrowRows`` as a table, its pending selection honoured."""
+    if ds._indices is None:
+        return ds.table.slice(start, n)
+    return ds.table.take(ds._indices.column(0).slice(start, n))
 
 
 def _row_numbers(ds):

@@ -152,10 +152,10 @@ def _write_chunk(arrow_ds, fn, formatter, features, start: int, stop: int, batch
     return n
 
 
-def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, job: tuple, max_rows: int = 0) -> None:
+def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, write: Callable[[int, int, int], int],
+            max_rows: int = 0) -> None:
     import struct
 
-    arrow_ds, fn, formatter, features, batch_size, remove_columns, folder, fingerprint = job
     done = 0
     try:
         while not (max_rows and done >= max_rows):  # past its budget: exit, the driver forks a fresh worker
@@ -166,8 +166,7 @@ def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, job: 
                 break
             start = i * chunk
             stop = min(start + chunk, num_rows)
-            path = _chunk_path(folder, fingerprint, i, n_chunks)
-            n = _write_chunk(arrow_ds, fn, formatter, features, start, stop, batch_size, remove_columns, path)
+            n = write(i, start, stop)
             conn.send(("done", i, n, stop - start))
             done += stop - start
         conn.send(("exit", bool(max_rows and done >= max_rows)))
@@ -285,11 +284,7 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     """``ds.map(fn, batched=True, batch_size=batch_size, num_proc=num_proc, remove_columns=...)`` on
     our forked workers (module docstring). ``cache_dir``: where the chunk files go with a
     ``fingerprint`` (the input's cache folder); without it, ``datasets``' temporary cache folder."""
-    import mmap
-    import multiprocessing as mp
-    import struct
     import uuid
-    from multiprocessing.connection import wait
 
     from datasets.formatting import get_formatter
 
@@ -317,9 +312,53 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     if ds._format_type is None:
         format_kwargs["lazy"] = True  # as map: columns the function does not read are not converted
     formatter = get_formatter(ds._format_type, features=ds.features, **format_kwargs)
-    job = (arrow_ds, fn, formatter, ds.features, batch_size, tuple(remove_columns), folder, tag)
+    paths = [_chunk_path(folder, tag, i, n_chunks) for i in range(n_chunks)]
 
-    if _needs_shed(_data_bytes(ds)):
+    def write(i: int, start: int, stop: int) -> int:
+        return _write_chunk(arrow_ds, fn, formatter, ds.features, start, stop, batch_size, remove_columns, paths[i])
+
+    rows_out = run_chunks(write, paths, chunk, num_rows, num_proc, desc, _data_bytes(ds), _progress)
+    # chunks that kept no row add nothing (and their inferred types would be guesses); one stays if all are empty
+    keep = [p for i, p in enumerate(paths) if rows_out[i]] or paths[:1]
+    for p in paths:
+        if p not in keep:
+            os.remove(p)
+    out = _assemble(keep, fingerprint)
+    if persistent:
+        tmp = _marker(folder, tag) + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"files": [os.path.basename(p) for p in keep], "rows": out.num_rows}, f)
+        os.replace(tmp, _marker(folder, tag))
+    return out
+
+
+def _progress(total: int, desc: str):
+    """A tqdm bar fed by finished chunks, where ``datasets`` shows its bars."""
+    try:
+        from datasets.utils import are_progress_bars_disabled
+        from datasets.utils.tqdm import tqdm
+    except ImportError:
+        return None
+    if are_progress_bars_disabled():
+        return None
+    return tqdm(total=total, desc=desc[:80] or None, unit=" examples")
+
+
+def run_chunks(write: Callable[[int, int, int], int], paths: Sequence[str], chunk: int, num_rows: int,
+               num_proc: int, desc: str = "", data_bytes: int = SHED_MIN_DATA_BYTES,
+               progress: Optional[Callable] = None) -> dict:
+    """Chunk ``i`` of ``paths`` (rows ``[i * chunk, min((i + 1) * chunk, num_rows))``), written by
+    ``write(i, start, stop)`` (which returns the rows it wrote, into ``paths[i]`` by way of
+    ``paths[i] + ".tmp<pid>"``) on ``num_proc`` forked workers that take the next chunk as they become free,
+    each replaced after ``worker_rows()`` rows. Returns {chunk: rows written}. A worker's exception is
+    raised here, after the other workers are stopped and every chunk file and temporary file removed."""
+    import mmap
+    import multiprocessing as mp
+    import struct
+    from multiprocessing.connection import wait
+
+    n_chunks = len(paths)
+    if _needs_shed(data_bytes):
         _shed_memory()  # what the driver frees before the fork is not inherited by (nor counted in) each worker
     ctx = mp.get_context("fork")
     # anonymous shared memory (no file descriptor stays open, unlike multiprocessing.Value's heap)
@@ -331,7 +370,7 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
 
     def start_worker():
         r, w = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_worker, args=(w, counter, lock, n_chunks, chunk, num_rows, job, max_rows),
+        p = ctx.Process(target=_worker, args=(w, counter, lock, n_chunks, chunk, num_rows, write, max_rows),
                         daemon=True)
         p.start()
         w.close()
@@ -342,7 +381,7 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
     for _ in range(num_proc):
         start_worker()
     rows_out: dict[int, int] = {}
-    bar = _progress(num_rows, desc)
+    bar = progress(num_rows, desc) if progress is not None else None
     error = None
     try:
         while live and error is None:
@@ -384,34 +423,10 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
         counter.close()
     if error is None and len(rows_out) < n_chunks:
         error = WorkerError(f"[{desc[:60]}]: {n_chunks - len(rows_out)} of {n_chunks} chunks were not written")
-    paths = [_chunk_path(folder, tag, i, n_chunks) for i in range(n_chunks)]
     if error is not None:
         for p in paths:
             for q in (p, *(p + f".tmp{x.pid}" for x in procs)):
                 if os.path.exists(q):
                     os.remove(q)
         raise error
-    # chunks that kept no row add nothing (and their inferred types would be guesses); one stays if all are empty
-    keep = [p for i, p in enumerate(paths) if rows_out[i]] or paths[:1]
-    for p in paths:
-        if p not in keep:
-            os.remove(p)
-    out = _assemble(keep, fingerprint)
-    if persistent:
-        tmp = _marker(folder, tag) + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"files": [os.path.basename(p) for p in keep], "rows": out.num_rows}, f)
-        os.replace(tmp, _marker(folder, tag))
-    return out
-
-
-def _progress(total: int, desc: str):
-    """A tqdm bar fed by finished chunks, where ``datasets`` shows its bars."""
-    try:
-        from datasets.utils import are_progress_bars_disabled
-        from datasets.utils.tqdm import tqdm
-    except ImportError:
-        return None
-    if are_progress_bars_disabled():
-        return None
-    return tqdm(total=total, desc=desc[:80] or None, unit=" examples")
+    return rows_out
