@@ -185,22 +185,26 @@ class ArrowRows:
             raise ValueError("append_column: only on a dataset without a pending row selection")
         return ArrowRows(self._table.append_column(name, values), None, self.path)
 
+    def _hf_table(self):
+        """The table as a ``datasets`` table: the Arrow file mapped by ``datasets``, or in memory."""
+        from datasets.table import ConcatenationTable, InMemoryTable, MemoryMappedTable
+
+        if self.path is None:
+            return InMemoryTable(self._table)
+        mapped = MemoryMappedTable.from_file(self.path)
+        if mapped.column_names == self._table.column_names:
+            return mapped
+        # columns appended in memory (the row index)
+        extra = self._table.select(self._table.column_names[len(mapped.column_names):])
+        return ConcatenationTable.from_tables([mapped, InMemoryTable(extra)], axis=1)
+
     def to_hf(self):
         """The ``datasets.Dataset`` of the same rows: the Arrow file mapped by ``datasets`` (or the
         in-memory table) with the same pending row selection."""
         import datasets
-        from datasets.table import ConcatenationTable, InMemoryTable, MemoryMappedTable
+        from datasets.table import InMemoryTable
 
-        if self.path is not None:
-            mapped = MemoryMappedTable.from_file(self.path)
-            if mapped.column_names == self._table.column_names:
-                table = mapped
-            else:  # columns appended in memory (the row index)
-                extra = self._table.select(self._table.column_names[len(mapped.column_names):])
-                table = ConcatenationTable.from_tables([mapped, InMemoryTable(extra)], axis=1)
-        else:
-            table = InMemoryTable(self._table)
-        ds = datasets.Dataset(table)
+        ds = datasets.Dataset(self._hf_table())
         if self._indices is not None:
             ds = datasets.Dataset(ds._data, info=ds.info.copy(), split=ds.split,
                                   indices_table=InMemoryTable(self._indices))

@@ -4,8 +4,6 @@ over JSONL gives the same export, stats and error ledger, byte for byte, as the 
 on the ``datasets`` path instead."""
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -17,6 +15,7 @@ from data_juicer.cli.process import main
 from data_juicer.core import loader as loader_mod
 from data_juicer.core.backends import lean_pass
 from data_juicer.core.backends.lean_pass import Decline, write_rows
+from tests.core.test_lean_path import modules_after_run
 
 WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
          "upsilon phi chi psi omega naïve 日本語 Ünïcödé").split()
@@ -183,13 +182,7 @@ def test_row_wise_recipe_imports_no_datasets(tmp_path):
     data = _write(tmp_path / "in.jsonl", _rows())
     recipe = {"dataset_path": str(data), "np": 2, "export_path": str(tmp_path / "o.jsonl"),
               "work_dir": str(tmp_path), "process": PROCESS}
-    (tmp_path / "r.yaml").write_text(yaml.safe_dump(recipe))
-    code = ("import sys; from data_juicer.cli.process import main; rc = main(['--config', sys.argv[1]]); "
-            "print('MODS', sorted(m for m in ('datasets', 'huggingface_hub') if m in sys.modules), rc)")
-    env = dict(os.environ, DJ_LEAN="1", HF_DATASETS_CACHE=str(tmp_path / "hf"))
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "r.yaml")], capture_output=True, text=True,
-                         env=env, timeout=300)
-    assert "MODS [] 0" in out.stdout, out.stdout + out.stderr
+    assert "MODS [] 0" in modules_after_run(tmp_path, recipe, ("datasets", "huggingface_hub"))
     assert len((tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()) == 33
 
 

@@ -228,11 +228,18 @@ def test_plain_recipe_imports_no_datasets(tmp_path):
     data = _write(tmp_path / "in.jsonl", _rows_nested())
     recipe = {"dataset_path": str(data), "np": 2, "use_cache": False, "export_path": str(tmp_path / "o.jsonl"),
               "work_dir": str(tmp_path), "process": [MINHASH]}
+    out = modules_after_run(tmp_path, recipe, ("datasets", "pandas", "huggingface_hub"))
+    assert "MODS [] 0" in out
+    assert len((tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()) == 40
+
+
+def modules_after_run(tmp_path, recipe: dict, modules) -> str:
+    """Run ``recipe`` with ``dj-process`` in a fresh process; its output, with ``MODS <those of modules it
+    imported> <exit code>``."""
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(recipe))
     code = ("import sys; from data_juicer.cli.process import main; rc = main(['--config', sys.argv[1]]); "
-            "print('MODS', sorted(m for m in ('datasets', 'pandas', 'huggingface_hub') if m in sys.modules), rc)")
+            f"print('MODS', sorted(m for m in {tuple(modules)!r} if m in sys.modules), rc)")
     env = dict(os.environ, DJ_LEAN="1", HF_DATASETS_CACHE=str(tmp_path / "hf"))
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "r.yaml")], capture_output=True, text=True,
                          env=env, timeout=300)
-    assert "MODS [] 0" in out.stdout, out.stdout + out.stderr
-    assert len((tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()) == 40
+    return out.stdout + out.stderr

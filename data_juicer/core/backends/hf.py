@@ -182,8 +182,6 @@ class HFBackend(Backend):
 
     # -- stages ----------------------------------------------------------------------------
     def run_pass(self, stage, ds, run, batch_size: int, num_proc: int, hash_only: Optional[list]):
-        import pyarrow.compute as pc
-
         if hash_only:
             out = self._hash_only(list(stage.dedups), ds, hash_only)
             if out is not None:
@@ -221,28 +219,31 @@ class HFBackend(Backend):
                 run.spill_dir = None
         if folder is not None:
             self._record_spilled(stage, out, folder, map_kwargs)
-        if Fields.error in out.column_names:
-            col = out.data.column(Fields.error)
-            failed = pc.greater(pc.utf8_length(col), 0)
-            n_failed = pc.sum(failed).as_py() or 0
-            if n_failed:
-                import numpy as np
+        return self._ledger_failed(stage, out)
 
-                mask = failed.to_numpy(zero_copy_only=False)
-                bad = out.select(np.flatnonzero(mask))
-                self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in bad)
-                logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
-                out = out.select(np.flatnonzero(~mask))
-            out = out.remove_columns([Fields.error])
-        return out
+    def _ledger_failed(self, stage, out):
+        """``out`` without the rows a pass marked failed (``Fields.error``), which go to the ledger, and
+        without that column."""
+        if Fields.error not in out.column_names:
+            return out
+        import numpy as np
+        import pyarrow.compute as pc
+
+        failed = pc.greater(pc.utf8_length(out.data.column(Fields.error)), 0)
+        n_failed = pc.sum(failed).as_py() or 0
+        if n_failed:
+            mask = failed.to_numpy(zero_copy_only=False)
+            bad = np.flatnonzero(mask)
+            rows = _arrow_rows_take(out, bad).to_pylist() if isinstance(out, ArrowRows) else out.select(bad)
+            self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in rows)
+            logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
+            out = out.select(np.flatnonzero(~mask))
+        return out.remove_columns([Fields.error])
 
     def _lean_pass(self, stage, ds, run, batch_size: int, num_proc: int, heavy: bool):
         """The pass over ``ArrowRows`` without ``datasets`` (``lean_pass``); None when it declines (the
         ``datasets`` path then runs it, from the start)."""
         import uuid
-
-        import numpy as np
-        import pyarrow.compute as pc
 
         from data_juicer.core.backends import lean_pass
         from data_juicer.core.runner import FusedRun
@@ -287,18 +288,7 @@ class HFBackend(Backend):
                 run.spill_dir = None
         if spill_folder is not None:
             self._record_spilled(stage, out, spill_folder, {"new_fingerprint": fp} if fp else {})
-        if Fields.error in out.column_names:
-            col = out.table.column(Fields.error)
-            failed = pc.greater(pc.utf8_length(col), 0)
-            n_failed = pc.sum(failed).as_py() or 0
-            if n_failed:
-                mask = failed.to_numpy(zero_copy_only=False)
-                bad = out.table.take(np.flatnonzero(mask)).to_pylist()
-                self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in bad)
-                logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
-                out = out.select(np.flatnonzero(~mask))
-            out = out.remove_columns([Fields.error])
-        return out
+        return self._ledger_failed(stage, out)
 
     @staticmethod
     def _pool_map(ds, fn, batch_size: int, num_proc: int, chunk: int, map_kwargs: dict, label: str,
@@ -509,6 +499,13 @@ def _arrow_rows_slice(ds, start: int, n: int):
     if ds._indices is None:
         return ds.table.slice(start, n)
     return ds.table.take(ds._indices.column(0).slice(start, n))
+
+
+def _arrow_rows_take(ds, rows):
+    """Rows ``rows`` (numbers among the rows ``ds`` holds) of an ``ArrowRows`` as a table."""
+    if ds._indices is None:
+        return ds.table.take(rows)
+    return ds.table.take(ds._indices.column(0).take(rows))
 
 
 def _row_numbers(ds):

@@ -78,19 +78,54 @@ def _chunk_path(folder: str, fingerprint: str, i: int, n: int) -> str:
     return os.path.join(folder, f"cache-{fingerprint}_pool_{i:05d}_of_{n:05d}.arrow")
 
 
-def load_cached(folder: str, fingerprint: str):
-    """The pass's result from an earlier run (None when not all of it is there)."""
-    path = _marker(folder, fingerprint)
-    if not os.path.exists(path):
+def listed_files(marker: str) -> Optional[list[str]]:
+    """The chunk files a pass's listing ``marker`` names, beside it (None: no listing, or a file gone)."""
+    if not os.path.exists(marker):
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            files = [os.path.join(folder, name) for name in json.load(f)["files"]]
+        with open(marker, encoding="utf-8") as f:
+            files = [os.path.join(os.path.dirname(marker), name) for name in json.load(f)["files"]]
     except (OSError, ValueError, KeyError):
         return None
     if not files or not all(os.path.exists(p) for p in files):
         return None
-    return _assemble(files, fingerprint)
+    return files
+
+
+def write_listing(marker: str, files: Sequence[str], rows: int) -> None:
+    """List a finished pass's chunk files in ``marker`` (atomically: a rerun finds all of them or none)."""
+    tmp = marker + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"files": [os.path.basename(p) for p in files], "rows": rows}, f)
+    os.replace(tmp, marker)
+
+
+def drop_empty_chunks(paths: Sequence[str], rows_out: dict) -> list[str]:
+    """The chunk files that kept rows (one stays if none did: the pass's schema), the others removed:
+    they add nothing, and their inferred types would be guesses."""
+    keep = [p for i, p in enumerate(paths) if rows_out[i]] or list(paths[:1])
+    for p in paths:
+        if p not in keep:
+            os.remove(p)
+    return keep
+
+
+def from_cache(load: Callable, cache_dir: Optional[str], fingerprint: Optional[str], load_from_cache_file: bool,
+               desc: str):
+    """``load(cache_dir, fingerprint)``, the pass's result from an earlier run, where there is a cache to
+    look in (None: run the pass)."""
+    if not (fingerprint and cache_dir and load_from_cache_file):
+        return None
+    cached = load(cache_dir, fingerprint)
+    if cached is not None:
+        logger.info(f"[{desc[:60]}] loaded from the cache ({fingerprint})")
+    return cached
+
+
+def load_cached(folder: str, fingerprint: str):
+    """The pass's result from an earlier run (None when not all of it is there)."""
+    files = listed_files(_marker(folder, fingerprint))
+    return _assemble(files, fingerprint) if files else None
 
 
 def _assemble(files: Sequence[str], fingerprint: Optional[str]):
@@ -288,11 +323,9 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
 
     from datasets.formatting import get_formatter
 
-    if fingerprint and cache_dir and load_from_cache_file:
-        cached = load_cached(cache_dir, fingerprint)
-        if cached is not None:
-            logger.info(f"[{desc[:60]}] loaded from the cache ({fingerprint})")
-            return cached
+    cached = from_cache(load_cached, cache_dir, fingerprint, load_from_cache_file, desc)
+    if cached is not None:
+        return cached
     persistent = bool(fingerprint and cache_dir)
     if persistent:
         folder = cache_dir
@@ -318,17 +351,10 @@ def pool_map(ds, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, 
         return _write_chunk(arrow_ds, fn, formatter, ds.features, start, stop, batch_size, remove_columns, paths[i])
 
     rows_out = run_chunks(write, paths, chunk, num_rows, num_proc, desc, _data_bytes(ds), _progress)
-    # chunks that kept no row add nothing (and their inferred types would be guesses); one stays if all are empty
-    keep = [p for i, p in enumerate(paths) if rows_out[i]] or paths[:1]
-    for p in paths:
-        if p not in keep:
-            os.remove(p)
+    keep = drop_empty_chunks(paths, rows_out)
     out = _assemble(keep, fingerprint)
     if persistent:
-        tmp = _marker(folder, tag) + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"files": [os.path.basename(p) for p in keep], "rows": out.num_rows}, f)
-        os.replace(tmp, _marker(folder, tag))
+        write_listing(_marker(folder, tag), keep, out.num_rows)
     return out
 
 

@@ -76,23 +76,15 @@ class LeanRows(ArrowRows):
         fp = self._derived(b"columns:" + json.dumps(list(names)).encode())
         return LeanRows(self._table.select(list(names)), self.files, fp, self.folder, self._indices)
 
-    def to_hf(self):
-        import datasets
+    def _hf_table(self):
         from datasets.table import ConcatenationTable, InMemoryTable, MemoryMappedTable
 
-        table = None
         if self.files and all(os.path.exists(f) for f in self.files):  # the files, as datasets maps them
             tables = [MemoryMappedTable.from_file(f) for f in self.files]
             table = tables[0] if len(tables) == 1 else ConcatenationTable.from_tables(tables)
-            if not table.schema.equals(self._table.schema) or table.num_rows != self._table.num_rows:
-                table = None  # columns removed since (or aligned types): the table as it is, still mapped
-        if table is None:
-            table = InMemoryTable(self._table)
-        ds = datasets.Dataset(table)
-        if self._indices is not None:
-            ds = datasets.Dataset(ds._data, info=ds.info.copy(), split=ds.split,
-                                  indices_table=InMemoryTable(self._indices))
-        return ds
+            if table.schema.equals(self._table.schema) and table.num_rows == self._table.num_rows:
+                return table
+        return InMemoryTable(self._table)  # columns removed since (or types aligned): as it is, still mapped
 
 
 def input_fingerprint(rows: ArrowRows) -> Optional[str]:
@@ -296,16 +288,14 @@ def assemble(files: Sequence[str], fingerprint: Optional[str], folder: Optional[
 
 
 def load_cached(folder: str, fingerprint: str) -> Optional[LeanRows]:
-    path = _marker(folder, fingerprint)
-    if not os.path.exists(path):
+    from data_juicer.core.backends.hf_pool import listed_files
+
+    files = listed_files(_marker(folder, fingerprint))
+    if not files:
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            files = [os.path.join(folder, name) for name in json.load(f)["files"]]
-        if not files or not all(os.path.exists(p) for p in files):
-            return None
         return assemble(files, fingerprint, folder)
-    except (OSError, ValueError, KeyError, pa.ArrowInvalid, Decline):
+    except (OSError, pa.ArrowInvalid, Decline):
         return None
 
 
@@ -340,15 +330,11 @@ def pool_map(rows: ArrowRows, fn: Callable[[dict], dict], *, batch_size: int, nu
              load_from_cache_file: bool = True, desc: str = "") -> LeanRows:
     """``hf_pool.pool_map`` for ``ArrowRows`` (module docstring): the same chunks and forked workers
     (``num_proc`` 1: in this process), the same result as the ``datasets`` path, or ``Decline``."""
-    from loguru import logger
-
     from data_juicer.core.backends import hf_pool
 
-    if fingerprint and cache_dir and load_from_cache_file:
-        cached = load_cached(cache_dir, fingerprint)
-        if cached is not None:
-            logger.info(f"[{desc[:60]}] loaded from the cache ({fingerprint})")
-            return cached
+    cached = hf_pool.from_cache(load_cached, cache_dir, fingerprint, load_from_cache_file, desc)
+    if cached is not None:
+        return cached
     persistent = bool(fingerprint and cache_dir)
     folder = cache_dir if persistent else _temporary_folder(tmp_parent)
     os.makedirs(folder, exist_ok=True)
@@ -375,14 +361,8 @@ def pool_map(rows: ArrowRows, fn: Callable[[dict], dict], *, batch_size: int, nu
                 if os.path.exists(p):
                     os.remove(p)
             raise
-    keep = [p for i, p in enumerate(paths) if rows_out[i]] or paths[:1]
-    for p in paths:
-        if p not in keep:
-            os.remove(p)
+    keep = hf_pool.drop_empty_chunks(paths, rows_out)
     out = assemble(keep, fingerprint if persistent else None, folder)
     if persistent:
-        tmp = _marker(folder, tag) + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"files": [os.path.basename(p) for p in keep], "rows": out.num_rows}, f)
-        os.replace(tmp, _marker(folder, tag))
+        hf_pool.write_listing(_marker(folder, tag), keep, out.num_rows)
     return out
