@@ -158,6 +158,18 @@ class ArrowRows:
     def select_columns(self, names) -> "ArrowRows":
         return ArrowRows(self._table.select(list(names)), self._indices)
 
+    def slice_table(self, start: int, n: int) -> pa.Table:
+        """Rows [start, start + n) as a table, the pending selection honoured."""
+        if self._indices is None:
+            return self._table.slice(start, n)
+        return self._table.take(self._indices.column(0).slice(start, n))
+
+    def take_table(self, rows) -> pa.Table:
+        """Rows ``rows`` (numbers among the rows this holds) as a table."""
+        if self._indices is None:
+            return self._table.take(rows)
+        return self._table.take(self._indices.column(0).take(rows))
+
     def remove_columns(self, names) -> "ArrowRows":
         return ArrowRows(self._table.drop_columns(list(names)), self._indices)
 

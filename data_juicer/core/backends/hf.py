@@ -163,7 +163,7 @@ class HFBackend(Backend):
     def head(self, ds, n: int) -> dict:
         n = min(n, ds.num_rows)
         if isinstance(ds, ArrowRows):
-            return _arrow_rows_slice(ds, 0, n).to_pydict() if n else {}
+            return ds.slice_table(0, n).to_pydict() if n else {}
         return ds.select(range(n)).to_dict() if n else {}
 
     def columns(self, ds, names):
@@ -176,7 +176,7 @@ class HFBackend(Backend):
         if not ds.num_rows:
             return None
         if isinstance(ds, ArrowRows):
-            table = _arrow_rows_slice(ds, 0, 1)
+            table = ds.slice_table(0, 1)
             return table.select([c for c in table.column_names if c not in exclude]).to_pylist()[0]
         return dict(ds.select_columns([c for c in ds.column_names if c not in exclude])[0])
 
@@ -194,32 +194,49 @@ class HFBackend(Backend):
                 return out
         ds = self._hf(ds)
         map_kwargs = self._cache_kwargs(stage, ds, run)
-        chunk = hf_pool.chunk_rows_for(ds.num_rows, batch_size, num_proc, heavy)
-        pooled = hf_pool.enabled() and num_proc > 1 and ds.num_rows > chunk
-        if not pooled:
-            if heavy and 1 < num_proc <= ds.num_rows <= batch_size:
-                batch_size = -(-ds.num_rows // num_proc)  # one batch per worker (media rows cost seconds each)
-            num_proc = num_proc if num_proc > 1 and ds.num_rows > batch_size else None
-        from data_juicer.core.runner import FusedRun
+        pooled, chunk, batch_size, num_proc = self._pass_shape(ds.num_rows, batch_size, num_proc, heavy)
 
-        spill = isinstance(run, FusedRun) and self.recipe.skip_op_error
-        if spill:
-            import uuid
-
-            run.spill_dir = os.path.join(self.job.dir, "tmp", f"failed-rows-{uuid.uuid4().hex[:12]}")
-        try:
+        def do_pass():
             if pooled:
-                out = self._pool_map(ds, run, batch_size, num_proc, chunk, map_kwargs, stage.label)
-            else:
-                out = ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
-                             **map_kwargs)
-        finally:
-            folder = run.spill_dir if spill else None
-            if spill:
-                run.spill_dir = None
+                return self._pool_map(ds, run, batch_size, num_proc, chunk, map_kwargs, stage.label)
+            return ds.map(run, batched=True, batch_size=batch_size, num_proc=num_proc, desc=stage.label[:80],
+                          **map_kwargs)
+
+        out, folder = self._spilling(run, do_pass)
         if folder is not None:
             self._record_spilled(stage, out, folder, map_kwargs)
         return self._ledger_failed(stage, out)
+
+    @staticmethod
+    def _pass_shape(n_rows: int, batch_size: int, num_proc: int, heavy: bool):
+        """(on our pool?, rows a worker takes at a time, batch size, processes for ``map``: None for one)."""
+        chunk = hf_pool.chunk_rows_for(n_rows, batch_size, num_proc, heavy)
+        pooled = hf_pool.enabled() and num_proc > 1 and n_rows > chunk
+        if not pooled:
+            if heavy and 1 < num_proc <= n_rows <= batch_size:
+                batch_size = -(-n_rows // num_proc)  # one batch per worker (media rows cost seconds each)
+            num_proc = num_proc if num_proc > 1 and n_rows > batch_size else None
+        return pooled, chunk, batch_size, num_proc
+
+    def _spilling(self, run, do_pass):
+        """``do_pass()`` with the run's folder for failed rows set (``skip_op_error``): (its result, the folder
+        or None). The folder is removed when ``do_pass`` raises."""
+        from data_juicer.core.runner import FusedRun
+
+        if not (isinstance(run, FusedRun) and self.recipe.skip_op_error):
+            return do_pass(), None
+        import shutil
+        import uuid
+
+        folder = run.spill_dir = os.path.join(self.job.dir, "tmp", f"failed-rows-{uuid.uuid4().hex[:12]}")
+        try:
+            out = do_pass()
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        finally:
+            run.spill_dir = None
+        return out, folder
 
     def _ledger_failed(self, stage, out):
         """``out`` without the rows a pass marked failed (``Fields.error``), which go to the ledger, and
@@ -234,7 +251,7 @@ class HFBackend(Backend):
         if n_failed:
             mask = failed.to_numpy(zero_copy_only=False)
             bad = np.flatnonzero(mask)
-            rows = _arrow_rows_take(out, bad).to_pylist() if isinstance(out, ArrowRows) else out.select(bad)
+            rows = out.take_table(bad).to_pylist() if isinstance(out, ArrowRows) else out.select(bad)
             self.ledger.record(dict(json.loads(r[Fields.error]), sample=r) for r in rows)
             logger.warning(f"[{stage.label}] {n_failed} samples failed and went to {self.ledger.path}")
             out = out.select(np.flatnonzero(~mask))
@@ -243,10 +260,7 @@ class HFBackend(Backend):
     def _lean_pass(self, stage, ds, run, batch_size: int, num_proc: int, heavy: bool):
         """The pass over ``ArrowRows`` without ``datasets`` (``lean_pass``); None when it declines (the
         ``datasets`` path then runs it, from the start)."""
-        import uuid
-
         from data_juicer.core.backends import lean_pass
-        from data_juicer.core.runner import FusedRun
 
         fp, folder = None, None
         if self.recipe.use_cache:
@@ -257,35 +271,24 @@ class HFBackend(Backend):
             if base and folder:
                 fp = stage_fingerprint(base, stage.ops, {"skip_op_error": self.recipe.skip_op_error,
                                                          "stats_order": run.stats_order})
-        chunk = hf_pool.chunk_rows_for(ds.num_rows, batch_size, num_proc, heavy)
-        pooled = hf_pool.enabled() and num_proc > 1 and ds.num_rows > chunk
-        if not pooled:
-            if heavy and 1 < num_proc <= ds.num_rows <= batch_size:
-                batch_size = -(-ds.num_rows // num_proc)
+        pooled, chunk, batch_size, num_proc = self._pass_shape(ds.num_rows, batch_size, num_proc, heavy)
+        if not pooled:  # one chunk, in this process
             num_proc, chunk = 1, max(1, ds.num_rows)
-        spill = isinstance(run, FusedRun) and self.recipe.skip_op_error
-        if spill:
-            run.spill_dir = os.path.join(self.job.dir, "tmp", f"failed-rows-{uuid.uuid4().hex[:12]}")
+
+        def do_pass():
+            return lean_pass.pool_map(ds, run, batch_size=batch_size, num_proc=num_proc, chunk_rows=chunk,
+                                      fingerprint=fp, cache_dir=folder, tmp_parent=os.path.join(self.job.dir, "tmp"),
+                                      desc=stage.label)
+
         try:
-            out = lean_pass.pool_map(ds, run, batch_size=batch_size, num_proc=num_proc, chunk_rows=chunk,
-                                     fingerprint=fp, cache_dir=folder, tmp_parent=os.path.join(self.job.dir, "tmp"),
-                                     desc=stage.label)
+            out, spill_folder = self._spilling(run, do_pass)
         except lean_pass.Decline as e:
             logger.info(f"[{stage.label[:60]}] runs on the datasets path ({e})")
             counts = getattr(run, "counter_path", None)
-            if counts and os.path.isdir(counts):  # the counts of the batches done so far are counted again
+            if counts and os.path.isdir(counts):  # the counts of the batches done so far would count twice
                 for name in os.listdir(counts):
                     os.remove(os.path.join(counts, name))
-            if spill:
-                import shutil
-
-                shutil.rmtree(run.spill_dir, ignore_errors=True)
-                run.spill_dir = None
             return None
-        finally:
-            spill_folder = run.spill_dir if spill else None
-            if spill:
-                run.spill_dir = None
         if spill_folder is not None:
             self._record_spilled(stage, out, spill_folder, {"new_fingerprint": fp} if fp else {})
         return self._ledger_failed(stage, out)
@@ -492,20 +495,6 @@ def _background_import(name: str):
     t = threading.Thread(target=run, name=f"import-{name}", daemon=True)
     t.start()
     return t
-
-
-def _arrow_rows_slice(ds, start: int, n: int):
-    """Rows [start, start + n) of an ``ArrowRows`` as a table, its pending selection honoured."""
-    if ds._indices is None:
-        return ds.table.slice(start, n)
-    return ds.table.take(ds._indices.column(0).slice(start, n))
-
-
-def _arrow_rows_take(ds, rows):
-    """Rows ``rows`` (numbers among the rows ``ds`` holds) of an ``ArrowRows`` as a table."""
-    if ds._indices is None:
-        return ds.table.take(rows)
-    return ds.table.take(ds._indices.column(0).take(rows))
 
 
 def _row_numbers(ds):

@@ -236,12 +236,9 @@ def write_rows(batches, input_schema: pa.Schema, path: str) -> int:
 def run_batches(rows: ArrowRows, fn: Callable[[dict], dict], start: int, stop: int, batch_size: int):
     """``fn`` over rows [start, stop) of ``rows`` (its pending selection honoured), batch by batch, each
     output in the order ``map`` merges it: the input's columns that it keeps, then its new ones."""
-    table, idx = rows.table, rows._indices
-    cols = table.column_names
+    cols = rows.table.column_names
     for a in range(start, stop, batch_size):
-        b = min(a + batch_size, stop)
-        part = table.slice(a, b - a) if idx is None else table.take(idx.column(0).slice(a, b - a))
-        inputs = part.to_pydict()
+        inputs = rows.slice_table(a, min(a + batch_size, stop) - a).to_pydict()
         out = fn(inputs)
         # as map merges them: every input column (the function's value where it returned one), then the new ones
         merged = {c: out[c] if c in out else inputs[c] for c in cols}
