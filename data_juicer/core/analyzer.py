@@ -351,7 +351,10 @@ class Analyzer(Executor):
             pool = pending = None
             try:
                 try:
-                    pool = mp.get_context("fork").Pool(workers)
+                    from data_juicer.utils.forking import child_default_sigterm, sigterm_held
+
+                    with sigterm_held():  # terminate() must end a worker that has not started yet too
+                        pool = mp.get_context("fork").Pool(workers, initializer=child_default_sigterm)
                     pending = pool.map_async(_draw_one, range(len(columns)), chunksize=1)
                 except Exception as e:  # noqa: BLE001 - never fail the analysis over parallel drawing
                     logger.warning(f"parallel plotting failed ({type(e).__name__}: {e}); drawing in one process")

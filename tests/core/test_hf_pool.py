@@ -258,3 +258,56 @@ def test_end_to_end_recycled_workers_same_output_and_ledger(tmp_path, make_recip
     assert recycled == pooled and len(recycled.splitlines()) == 25
     assert sorted(e["id"]["id"] for e in ledger_r) == sorted(e["id"]["id"] for e in ledger) == [
         "s10", "s17", "s24", "s3", "s31", "s38"]
+
+
+_STOPPED_BEFORE_TARGET = r"""
+import os, signal, sys, time
+import datasets
+from data_juicer.core.backends import hf_pool
+
+parent = os.getpid()
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init installs
+real_fork, forks = os.fork, [0]
+
+
+def slow_fork():  # the second worker is stopped in the child before multiprocessing's try/os._exit
+    forks[0] += 1
+    pid = real_fork()
+    if pid == 0 and forks[0] == 2:
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            pass
+    return pid
+
+
+os.fork = slow_fork
+
+
+def boom(batch):
+    raise ValueError("the first chunk fails")
+
+
+try:
+    hf_pool.pool_map(datasets.Dataset.from_dict({"id": list(range(20))}), boom, batch_size=5, num_proc=2,
+                     chunk_rows=5)
+except ValueError as e:
+    print("raised:", e, flush=True)
+finally:
+    if os.getpid() != parent:
+        print("a stopped worker ran the driver's code", flush=True)
+        os._exit(3)
+"""
+
+
+def test_worker_stopped_before_its_target_dies_under_a_sigterm_handler(tmp_path):
+    # a worker forked while a Python SIGTERM handler is installed (Ray's) and terminated before it reaches
+    # ``_worker`` used to raise SystemExit on the driver's copied stack and run the driver's code
+    import subprocess
+    import sys
+
+    script = tmp_path / "stopped.py"
+    script.write_text(_STOPPED_BEFORE_TARGET)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache")})
+    assert out.stdout.splitlines() == ["raised: the first chunk fails"], out.stdout + out.stderr
+    assert out.returncode == 0, out.stderr

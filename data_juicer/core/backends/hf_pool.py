@@ -191,6 +191,9 @@ def _worker(conn, counter, lock, n_chunks: int, chunk: int, num_rows: int, write
             max_rows: int = 0) -> None:
     import struct
 
+    from data_juicer.utils.forking import child_default_sigterm
+
+    child_default_sigterm()  # forked under sigterm_held: a SIGTERM sent meanwhile ends it here
     done = 0
     try:
         while not (max_rows and done >= max_rows):  # past its budget: exit, the driver forks a fresh worker
@@ -383,6 +386,8 @@ def run_chunks(write: Callable[[int, int, int], int], paths: Sequence[str], chun
     import struct
     from multiprocessing.connection import wait
 
+    from data_juicer.utils.forking import sigterm_held
+
     n_chunks = len(paths)
     if _needs_shed(data_bytes):
         _shed_memory()  # what the driver frees before the fork is not inherited by (nor counted in) each worker
@@ -398,7 +403,8 @@ def run_chunks(write: Callable[[int, int, int], int], paths: Sequence[str], chun
         r, w = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_worker, args=(w, counter, lock, n_chunks, chunk, num_rows, write, max_rows),
                         daemon=True)
-        p.start()
+        with sigterm_held():  # see data_juicer.utils.forking: stopped before ``_worker``, it must just die
+            p.start()
         w.close()
         procs.append(p)
         conns.append(r)
