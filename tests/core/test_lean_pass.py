@@ -295,3 +295,56 @@ def test_writer_struct_fields_as_datasets_casts_them(tmp_path):
     d = _read(tmp_path / "d.arrow")
     assert d.schema.field("s").type == schema.field("s").type
     assert d.column("s").to_pylist() == [{"a": None, "b": "q"}]
+
+
+
+def _dup_rows():
+    # 80 random 30-word documents of a 500-word vocabulary, then exact copies of three (ids 230, 231, 235)
+    # and copies of three more with a word added (ids 360, 361, 365)
+    from tests.core.test_lean_path import _docs
+
+    rows = [{"id": i, "text": t, "meta": {"n": i}} for i, t in enumerate(_docs(80, seed=11))]
+    rows += [dict(rows[i], id=200 + i) for i in (30, 31, 35)]
+    rows += [dict(rows[i], id=300 + i, text=rows[i]["text"] + " w7") for i in (60, 61, 65)]
+    return rows
+
+
+EXACT_AND_SIMHASH = [{"document_deduplicator": {"lowercase": True, "batch_size": 16}},
+                     {"document_simhash_deduplicator": {"tokenization": "space", "window_size": 2,
+                                                        "hamming_distance": 4, "batch_size": 16}}]
+
+
+def _both_exports(tmp_path, data, monkeypatch, process):
+    rc_full, full = _run(tmp_path, "full", data, False, monkeypatch, process=process)
+    rc_lean, lean = _run(tmp_path, "lean", data, True, monkeypatch, process=process)
+    assert rc_full == rc_lean == 0
+    assert _outputs(lean) == _outputs(full)
+    return [json.loads(line)["id"] for line in (lean / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_exact_and_simhash_dedups_same_export(tmp_path, monkeypatch, size):
+    # a recipe of the two dedups is one hashing pass (forked workers, 16-row chunks) and two selections, all
+    # on the lean path: the same export as the datasets path, without the copies
+    ids = _both_exports(tmp_path, _write(tmp_path / "in.jsonl", _dup_rows()), monkeypatch, EXACT_AND_SIMHASH)
+    assert ids == list(range(80))
+
+
+def test_row_pass_with_merged_dedup_hashing_same_export(tmp_path, monkeypatch):
+    # as in the 18-op recipe: the three dedups hash inside the row pass before them
+    process = [{"clean_links_mapper": None}, {"words_num_filter": {"min_num": 6}}, *EXACT_AND_SIMHASH[:1],
+               {"document_minhash_deduplicator": {"tokenization": "space", "window_size": 3,
+                                                  "num_permutations": 64, "jaccard_threshold": 0.9}},
+               *EXACT_AND_SIMHASH[1:]]
+    rows = _dup_rows()
+    rows[5]["text"] = "too short"  # dropped by the filter
+    out, _, _ = _both(tmp_path, _write(tmp_path / "in.jsonl", rows), monkeypatch, process=process)
+    assert [r["id"] for r in out] == [i for i in range(80) if i != 5]
+
+
+def test_dedup_recipe_imports_no_datasets(tmp_path):
+    data = _write(tmp_path / "in.jsonl", _dup_rows())
+    recipe = {"dataset_path": str(data), "np": 2, "use_cache": False, "export_path": str(tmp_path / "o.jsonl"),
+              "work_dir": str(tmp_path), "process": EXACT_AND_SIMHASH}
+    out = modules_after_run(tmp_path, recipe, ("datasets", "huggingface_hub"))
+    assert "MODS [] 0" in out
+    assert len((tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()) == 80

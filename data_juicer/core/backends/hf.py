@@ -20,7 +20,7 @@ _ORDER = "__dj__lineage_order__"  # a streamed row's input index, through the pa
 
 # ops whose whole run (threaded hashing of an Arrow table, ``hash_table``; a ``process`` over the
 # ``DJDataset`` surface that ``ArrowRows`` offers) needs no ``datasets`` (``HFBackend.lean``)
-LEAN_OPS = frozenset({"document_minhash_deduplicator"})
+LEAN_OPS = frozenset({"document_minhash_deduplicator", "document_deduplicator", "document_simhash_deduplicator"})
 
 
 class HFBackend(Backend):
@@ -362,8 +362,27 @@ class HFBackend(Backend):
             else:
                 self._pending_extra, self._extra_uses = extra, len(ops)
                 return ds
-        ds = self._hf(ds)
         num_proc = self.np if self.np > 1 and ds.num_rows > batch_size else None
+        if isinstance(ds, ArrowRows):  # the same pass without ``datasets`` (``lean_pass``), else the one below
+            from data_juicer.core.backends import lean_pass
+
+            try:
+                hashes = lean_pass.pool_map(ds.select_columns(cols), hash_batch, batch_size=batch_size,
+                                            num_proc=num_proc or 1,
+                                            chunk_rows=batch_size if num_proc else max(1, ds.num_rows),
+                                            fingerprint=None, cache_dir=None,
+                                            tmp_parent=os.path.join(self.job.dir, "tmp"), remove_columns=cols,
+                                            desc=f"{names} (hashing)")
+            except lean_pass.Decline as e:
+                logger.info(f"[{names}] hashing runs on the datasets path ({e})")
+            except Exception as e:
+                logger.info(f"[{names}] hashing shortcut not used ({type(e).__name__}: {e})")
+                return None
+            else:
+                self._pending_extra = {c: hashes.column(c) for c in hashes.column_names}
+                self._extra_uses = len(ops)
+                return ds
+        ds = self._hf(ds)
         try:
             if num_proc and hf_pool.enabled():
                 hashes = self._pool_map(ds.select_columns(cols), hash_batch, batch_size, num_proc, batch_size, {},

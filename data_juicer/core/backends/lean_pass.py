@@ -233,10 +233,12 @@ def write_rows(batches, input_schema: pa.Schema, path: str) -> int:
     return n
 
 
-def run_batches(rows: ArrowRows, fn: Callable[[dict], dict], start: int, stop: int, batch_size: int):
+def run_batches(rows: ArrowRows, fn: Callable[[dict], dict], start: int, stop: int, batch_size: int,
+                remove_columns: Sequence[str] = ()):
     """``fn`` over rows [start, stop) of ``rows`` (its pending selection honoured), batch by batch, each
-    output in the order ``map`` merges it: the input's columns that it keeps, then its new ones."""
-    cols = rows.table.column_names
+    output in the order ``map`` merges it: the input's columns that it keeps (all but ``remove_columns``,
+    unless ``fn`` returns them), then its new ones."""
+    cols = [c for c in rows.table.column_names if c not in remove_columns]
     for a in range(start, stop, batch_size):
         inputs = rows.slice_table(a, min(a + batch_size, stop) - a).to_pydict()
         out = fn(inputs)
@@ -324,9 +326,10 @@ def _temporary_folder(parent: Optional[str]) -> str:
 
 def pool_map(rows: ArrowRows, fn: Callable[[dict], dict], *, batch_size: int, num_proc: int, chunk_rows: int,
              fingerprint: Optional[str], cache_dir: Optional[str], tmp_parent: Optional[str],
-             load_from_cache_file: bool = True, desc: str = "") -> LeanRows:
+             load_from_cache_file: bool = True, remove_columns: Sequence[str] = (), desc: str = "") -> LeanRows:
     """``hf_pool.pool_map`` for ``ArrowRows`` (module docstring): the same chunks and forked workers
-    (``num_proc`` 1: in this process), the same result as the ``datasets`` path, or ``Decline``."""
+    (``num_proc`` 1: in this process), the same result as the ``datasets`` path, or ``Decline``.
+    ``remove_columns``: input columns left out of the result (``map``'s ``remove_columns``)."""
     from data_juicer.core.backends import hf_pool
 
     cached = hf_pool.from_cache(load_cached, cache_dir, fingerprint, load_from_cache_file, desc)
@@ -342,9 +345,11 @@ def pool_map(rows: ArrowRows, fn: Callable[[dict], dict], *, batch_size: int, nu
     num_proc = max(1, min(num_proc, n_chunks))
     batch_size = max(1, min(batch_size, chunk))
     schema = rows.table.schema
+    if remove_columns:
+        schema = pa.schema([f for f in schema if f.name not in remove_columns])
 
     def write(i: int, start: int, stop: int) -> int:
-        return write_rows(run_batches(rows, fn, start, stop, batch_size), schema,
+        return write_rows(run_batches(rows, fn, start, stop, batch_size, remove_columns), schema,
                           _chunk_path(folder, tag, i, n_chunks))
 
     paths = [_chunk_path(folder, tag, i, n_chunks) for i in range(n_chunks)]
