@@ -73,8 +73,24 @@ def test_unwritable_folder_falls_back_to_memory(tmp_path, streamed, monkeypatch)
     assert out[Fields.row_index] == list(range(60)) and len(out.cache_files) == 1
 
 
-def test_ledger_index_of_a_streamed_input(tmp_path, streamed, monkeypatch):
-    monkeypatch.setenv("DJ_LEAN", "0")  # the datasets path, where the load adds the row index
+def test_lean_load_maps_the_row_index_from_a_file(tmp_path, streamed):
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": f"text {i} " * 3}) + "\n" for i in range(60)))
+    ds = Loader(text_keys=["text"], cache_dir=str(tmp_path / "c")).load_lean([SourceSpec(str(path))]).dataset
+    out = hf_mod._add_lean_row_index(ds)
+    assert os.path.exists(os.path.join(os.path.dirname(ds.path), "dj-row-index-60.arrow"))
+    col = out.column(Fields.row_index)
+    assert col.type == pa.int64() and [len(c) for c in col.chunks] == [16, 16, 16, 12]  # the file's batches
+    assert col.to_pylist() == list(range(60)) and out.column_names == ["id", "text", Fields.row_index]
+    assert out.slice_table(59, 1).to_pylist() == [{"id": "d59", "text": "text 59 text 59 text 59 ",
+                                                   Fields.row_index: 59}]
+    hf = out.to_hf()  # a step outside the lean surface sees the same column
+    assert hf[Fields.row_index] == list(range(60)) and hf.features[Fields.row_index] == datasets.Value("int64")
+
+
+@pytest.mark.parametrize("lean", ["0", "1"])
+def test_ledger_index_of_a_streamed_input(tmp_path, streamed, monkeypatch, lean):
+    monkeypatch.setenv("DJ_LEAN", lean)  # either path's load adds the row index
     op_file = tmp_path / "my_ops.py"
     op_file.write_text(CUSTOM_OP)
     rows = [{"id": f"s{i}", "text": ("BOOM " if i in (7, 41) else "fine ") + f"text number {i}"} for i in range(50)]

@@ -11,7 +11,7 @@ from loguru import logger
 
 from data_juicer.core.backends import hf_pool
 from data_juicer.core.backends.base import Backend
-from data_juicer.core.dataset import ArrowRows, DJDataset
+from data_juicer.core.dataset import ArrowRows, DJDataset, numpy_array
 from data_juicer.ops.base import Deduplicator
 from data_juicer.utils.constant import Fields
 
@@ -142,11 +142,7 @@ class HFBackend(Backend):
         if result is not None and result.dataset.num_rows:
             ds = result.dataset
             if r.skip_op_error and Fields.row_index not in ds.column_names:
-                import numpy as np
-
-                from data_juicer.core.dataset import numpy_array
-
-                ds = ds.append_column(Fields.row_index, numpy_array(np.arange(ds.num_rows, dtype=np.int64)))
+                ds = _add_lean_row_index(ds)
             _drop_mapped_text(ds)
             return ds
         self._datasets_switches()
@@ -582,13 +578,32 @@ def _row_index_file(ds, n: int) -> Optional[str]:
     ``ROW_INDEX_BATCH`` rows, named ``dj-row-index-<n>.arrow`` beside ``ds``'s first cache file (written
     once, atomically; any dataset of n rows there shares it). None where ``ds`` has no cache file, has a
     row selection (``add_column`` flattens it first), or the folder cannot be written."""
-    import numpy as np
-    import pyarrow as pa
-
     files = getattr(ds, "cache_files", None)
     if ds._indices is not None or not files or Fields.row_index in ds.column_names:
         return None
-    path = os.path.join(os.path.dirname(files[0]["filename"]), f"dj-row-index-{n}.arrow")
+    return _row_index_path(os.path.dirname(files[0]["filename"]), n)
+
+
+def _add_lean_row_index(ds: ArrowRows) -> ArrowRows:
+    """``_add_row_index`` for the lean load: the column memory-mapped from the same ``dj-row-index-<n>.arrow``
+    beside the Arrow stream file the rows are mapped from, so the pass workers share its pages; in memory
+    where the rows are (a small input), or the folder cannot be written."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = ds.num_rows
+    path = _row_index_path(os.path.dirname(ds.path), n) if ds.path and ds._indices is None else None
+    if path is None:
+        return ds.append_column(Fields.row_index, numpy_array(np.arange(n, dtype=np.int64)))
+    return ds.append_column(Fields.row_index, pa.ipc.open_stream(pa.memory_map(path)).read_all().column(0))
+
+
+def _row_index_path(folder: str, n: int) -> Optional[str]:
+    """``folder/dj-row-index-<n>.arrow`` (``_row_index_file``), written if it is not there; None if it cannot be."""
+    import numpy as np
+    import pyarrow as pa
+
+    path = os.path.join(folder, f"dj-row-index-{n}.arrow")
     if os.path.exists(path):
         return path
     tmp = f"{path}.tmp-{os.getpid()}"
@@ -597,7 +612,7 @@ def _row_index_file(ds, n: int) -> Optional[str]:
         with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
             for lo in range(0, n, ROW_INDEX_BATCH):
                 values = np.arange(lo, min(n, lo + ROW_INDEX_BATCH), dtype=np.int64)
-                writer.write_batch(pa.record_batch([pa.array(values)], schema=schema))
+                writer.write_batch(pa.record_batch([numpy_array(values)], schema=schema))  # (no pandas import)
         os.replace(tmp, path)
     except OSError:
         return None
