@@ -1,14 +1,18 @@
 #!/usr/bin/env python
-"""Peers benchmark: our MinHash dedup and filter chain beside datatrove's, in one run, same corpus.
+"""Peers benchmark: our MinHash dedup and filter chain beside datatrove's and NeMo Curator's, in one run,
+same corpus.
 
   python benchmarks/peers/run.py                          # 50,000 labelled docs, np 2, everything
   python benchmarks/peers/run.py --parts minhash --num_docs 5000
   python benchmarks/peers/run.py --dt-venv /work/dtvenv   # datatrove 0.10 lives in its own venv
+  python benchmarks/peers/run.py --parts filters --nc-venv /work/nemovenv   # NeMo Curator 1.4 too
 
 Corpus: ``benchmarks/dedup/make_corpus.py`` (labelled copies, ``meta.dup_of`` / ``meta.dup_kind``).
 Ours runs as a one-op (or 8-filter) recipe through ``dj-process``; datatrove runs
 ``dt_pipeline.py`` under the datatrove venv's python, on the same documents split into ``np``
-JSONL shards (datatrove hands each task whole files). Both with ``np`` workers.
+JSONL shards (datatrove hands each task whole files); NeMo Curator's filter chains run
+``nc_pipeline.py`` under its venv's python on the same shards, on a local Ray of ``np`` CPUs (its
+fuzzy dedup needs a GPU, so it has no MinHash run here). All with ``np`` workers.
 
 Per run: wall seconds, CPU seconds (user + sys of the whole process tree), docs/s (input docs /
 wall), peak PSS, anonymous RSS and anonymous PSS (`Pss_Anon`: pages shared copy-on-write with forked
@@ -56,12 +60,19 @@ DT = {
     "filters": ["filters", "--tokenizer", "space"],
     "filters-spacy": ["filters", "--tokenizer", "spacy"],
 }
+# NeMo Curator engines: label -> nc_pipeline.py arguments (its own venv, ``--nc-venv``)
+NC = {
+    "filters-english": ["filters", "--chain", "english", "--backend", "ray_data"],  # its published English chain
+    "filters-closest8": ["filters", "--chain", "closest8", "--backend", "ray_data"],  # its 8 closest to ours
+    "filters-english-xenna": ["filters", "--chain", "english", "--backend", "xenna", "--mode", "batch"],
+}
 # the op alone in one process (np 1): ours without the executor (op_mem.py), datatrove's stages in-process
 OP_ONLY = {"minhash-op": "shared", "minhash-op-whole": "whole"}
 PARTS = {"minhash": (["minhash", "minhash-whole", "minhash-whole-simplify"],
-                     ["minhash", "minhash-simplify", "minhash-spacy"]),
-         "op": (list(OP_ONLY), ["minhash-op"]),
-         "filters": (["filters"], ["filters", "filters-spacy"])}
+                     ["minhash", "minhash-simplify", "minhash-spacy"], []),
+         "op": (list(OP_ONLY), ["minhash-op"], []),
+         "filters": (["filters"], ["filters", "filters-spacy"],
+                     ["filters-english", "filters-closest8", "filters-english-xenna"])}
 
 
 def our_filters() -> list[dict]:
@@ -201,6 +212,25 @@ def run_dt(label: str, args: list[str], shards: Path, out_dir: Path, np_: int, d
     return res
 
 
+def run_nc(label: str, args: list[str], shards: Path, out_dir: Path, np_: int, nc_python: str,
+           timeout: float) -> dict:
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    argv = [nc_python, str(HERE / "nc_pipeline.py")] + args + ["--input", str(shards), "--work", str(out_dir),
+                                                              "--np", str(np_)]
+    env = bl.offline_env()
+    env.pop("PYTHONPATH", None)
+    res = measured(argv, out_dir, env, timeout)
+    out = out_dir / "out"
+    res["status"] = "ok" if res["rc"] == 0 and out.exists() else "FAILED"
+    if res["status"] == "ok":
+        res["kept"] = [i for p in sorted(out.glob("*.jsonl")) for i in kept_ids_of(str(p))]
+        stages = out_dir / "stages.json"
+        res["stages"] = json.loads(stages.read_text()) if stages.exists() else None
+    return res
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Ours vs datatrove, side by side.")
     ap.add_argument("--num_docs", type=int, default=50000)
@@ -210,6 +240,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ours", default=None, help="comma-separated labels of our runs (default: all of the parts)")
     ap.add_argument("--dt", default=None, help="comma-separated labels of datatrove runs (default: all)")
     ap.add_argument("--dt-venv", default="/work/dtvenv")
+    ap.add_argument("--nc", default=None, help="comma-separated labels of NeMo Curator runs (default: all, "
+                                               "when --nc-venv exists; 'none': no NeMo Curator runs)")
+    ap.add_argument("--nc-venv", default="/work/nemovenv")
     ap.add_argument("--fixed_docs", type=int, default=100, help="docs of the 'fixed cost' run (0: none)")
     ap.add_argument("--work_dir", type=Path, default=HERE / "work")
     ap.add_argument("--timeout", type=float, default=3600)
@@ -217,6 +250,7 @@ def main(argv=None) -> int:
     work = a.work_dir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     dt_python = str(Path(a.dt_venv) / "bin" / "python")
+    nc_python = str(Path(a.nc_venv) / "bin" / "python")
 
     corpus = make_corpus(a.num_docs, a.seed)
     ids, root, parent, kind = load_labels(corpus)
@@ -232,11 +266,18 @@ def main(argv=None) -> int:
     parts = [p.strip() for p in a.parts.split(",") if p.strip()]
     want_ours = set(a.ours.split(",")) if a.ours else None
     want_dt = set(a.dt.split(",")) if a.dt else None
+    want_nc = set(a.nc.split(",")) if a.nc else None
+    if want_nc != {"none"} and not Path(nc_python).exists():
+        if want_nc:
+            ap.error(f"--nc {a.nc}: no NeMo Curator venv at {a.nc_venv} (see benchmarks/peers/README.md)")
+        print(f"[skip] NeMo Curator runs: no venv at {a.nc_venv} (see benchmarks/peers/README.md)", flush=True)
+        want_nc = {"none"}
     plan = []
     for p in parts:
-        o, d = PARTS[p]
+        o, d, n = PARTS[p]
         plan += [("ours", x) for x in o if want_ours is None or x in want_ours]
         plan += [("datatrove", x) for x in d if want_dt is None or x in want_dt]
+        plan += [("nemo_curator", x) for x in n if want_nc is None or x in want_nc]
 
     runs: list = []
 
@@ -297,6 +338,9 @@ def main(argv=None) -> int:
             elif engine == "ours":
                 ops = our_filters() if label == "filters" else OURS[label]
                 r = run_ours(label, ops, src, out_dir, a.np_, a.timeout)
+            elif engine == "nemo_curator":
+                r = run_nc(label, NC[label], (shards if size == "full" else small_shards)[a.np_], out_dir, a.np_,
+                           nc_python, a.timeout)
             else:
                 np_ = 1 if label in OP_ONLY else a.np_
                 r = run_dt(label, DT[label], (shards if size == "full" else small_shards)[np_], out_dir, np_,
