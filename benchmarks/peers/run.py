@@ -192,33 +192,14 @@ def run_op_only(label: str, corpus: Path, out_dir: Path, timeout: float) -> dict
     return res
 
 
-def run_dt(label: str, args: list[str], shards: Path, out_dir: Path, np_: int, dt_python: str,
-           timeout: float) -> dict:
+def run_peer(script: str, args: list[str], shards: Path, out_dir: Path, np_: int, python: str,
+             timeout: float) -> dict:
+    """A peer's pipeline script (``dt_pipeline.py``, ``nc_pipeline.py``) under its own venv's ``python``: it
+    reads the JSONL shards and writes the kept documents to ``out_dir/out`` and its phases to ``stages.json``."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    argv = [dt_python, str(HERE / "dt_pipeline.py")] + args + [
-        "--input", str(shards), "--work", str(out_dir), "--np", str(np_),
-        "--window", str(WINDOW), "--bands", str(BANDS), "--rows", str(ROWS)]
-    env = bl.offline_env()
-    env.pop("PYTHONPATH", None)
-    res = measured(argv, out_dir, env, timeout)
-    out = out_dir / "out"
-    res["status"] = "ok" if res["rc"] == 0 and out.exists() else "FAILED"
-    if res["status"] == "ok":
-        res["kept"] = [i for p in sorted(out.glob("*.jsonl")) for i in kept_ids_of(str(p))]
-        stages = out_dir / "stages.json"
-        res["stages"] = json.loads(stages.read_text()) if stages.exists() else None
-    return res
-
-
-def run_nc(label: str, args: list[str], shards: Path, out_dir: Path, np_: int, nc_python: str,
-           timeout: float) -> dict:
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    argv = [nc_python, str(HERE / "nc_pipeline.py")] + args + ["--input", str(shards), "--work", str(out_dir),
-                                                              "--np", str(np_)]
+    argv = [python, str(HERE / script)] + args + ["--input", str(shards), "--work", str(out_dir), "--np", str(np_)]
     env = bl.offline_env()
     env.pop("PYTHONPATH", None)
     res = measured(argv, out_dir, env, timeout)
@@ -232,7 +213,7 @@ def run_nc(label: str, args: list[str], shards: Path, out_dir: Path, np_: int, n
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Ours vs datatrove, side by side.")
+    ap = argparse.ArgumentParser(description="Ours vs datatrove and NeMo Curator, side by side.")
     ap.add_argument("--num_docs", type=int, default=50000)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--np", type=int, default=2, dest="np_")
@@ -339,12 +320,13 @@ def main(argv=None) -> int:
                 ops = our_filters() if label == "filters" else OURS[label]
                 r = run_ours(label, ops, src, out_dir, a.np_, a.timeout)
             elif engine == "nemo_curator":
-                r = run_nc(label, NC[label], (shards if size == "full" else small_shards)[a.np_], out_dir, a.np_,
-                           nc_python, a.timeout)
+                r = run_peer("nc_pipeline.py", NC[label], (shards if size == "full" else small_shards)[a.np_],
+                             out_dir, a.np_, nc_python, a.timeout)
             else:
                 np_ = 1 if label in OP_ONLY else a.np_
-                r = run_dt(label, DT[label], (shards if size == "full" else small_shards)[np_], out_dir, np_,
-                           dt_python, a.timeout)
+                dt_args = DT[label] + ["--window", str(WINDOW), "--bands", str(BANDS), "--rows", str(ROWS)]
+                r = run_peer("dt_pipeline.py", dt_args, (shards if size == "full" else small_shards)[np_], out_dir,
+                             np_, dt_python, a.timeout)
             r.update(engine=engine, label=label, size=size)
             runs.append(r)
             summarise(False)  # a partial report after each run
