@@ -1,16 +1,18 @@
 #!/usr/bin/env python
 """NeMo Curator side of the peers benchmark; run with the NeMo Curator venv's python (not ours).
 
-  python nc_pipeline.py filters --input DIR --work DIR [--chain english|closest8] [--backend xenna|ray_data]
+  python nc_pipeline.py filters --input DIR --work DIR [--chain english|closest8] [--backend ray_data|xenna]
 
 ``--input`` is a folder of JSONL shards. The pipeline is NeMo Curator's own: its ``JsonlReader``
-(one partition per file), one ``ScoreFilter`` stage per filter, and its ``JsonlWriter`` into
-``WORK/out``, run by its executor (Xenna in streaming mode, NeMo Curator's default, or Ray Data)
-on a local Ray started here with ``--np`` CPUs.
+(one partition per file), one ``ScoreFilter`` stage holding the chain's filters (``--per-filter-stages``:
+one stage each, as its published YAML has it), and its ``JsonlWriter`` into ``WORK/out``, run by its
+Ray Data executor or by Xenna (NeMo Curator's default; ``--mode streaming``, Xenna's default, needs
+about a CPU per stage and refuses to start on 2 CPUs, so use ``--mode batch`` there) on a local Ray
+started here with ``--np`` CPUs.
 
 ``--chain english`` is the chain NeMo Curator publishes for English text,
 ``nemo_curator/config/text/heuristic_filter_english_pipeline.yaml`` in the installed package,
-with its filters and thresholds as they are there (27 filters). ``--chain closest8`` is the 8 of its
+with its filters and thresholds as they are there (28 filters). ``--chain closest8`` is the 8 of its
 heuristic filters closest to our 8 filters (``benchmarks/text_pipeline/recipe.yaml``), with our
 thresholds where the measures match (see ``CLOSEST8``).
 
@@ -56,8 +58,7 @@ def stages_of(chain: str, input_dir: Path, out_dir: Path, one_stage: bool) -> li
         import nemo_curator
 
         yaml = Path(nemo_curator.__file__).parent / "config" / "text" / "heuristic_filter_english_pipeline.yaml"
-        cfg = OmegaConf.load(yaml)
-        cfg.input_path, cfg.output_path = str(input_dir), str(out_dir)
+        cfg = OmegaConf.load(yaml)  # its reader and writer are replaced by ours above; only the filters are taken
         filters = [hydra.utils.instantiate(OmegaConf.to_container(s, resolve=True)["filter_obj"])
                    for s in cfg.stages if "filter_obj" in s]
     if one_stage:  # ScoreFilter takes a list of filters: one stage, one pass over each batch
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--chain", choices=["english", "closest8"], default="english")
-    ap.add_argument("--backend", choices=["xenna", "ray_data"], default="xenna")
+    ap.add_argument("--backend", choices=["ray_data", "xenna"], default="ray_data")
     ap.add_argument("--mode", choices=["streaming", "batch"], default="streaming", dest="xenna_mode",
                     help="Xenna's execution mode (streaming needs about a CPU per stage)")
     ap.add_argument("--per-filter-stages", action="store_true",
